@@ -1,0 +1,174 @@
+{{/* Names and labels, as `helm create` does them. */}}
+{{- define "mailer.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "mailer.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "mailer.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "mailer.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "mailer.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "mailer.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: mailer
+{{- end }}
+
+{{/* Image reference; call with (dict "root" $ "override" $svc.image). */}}
+{{- define "mailer.image" -}}
+{{- $img := merge (deepCopy (.override | default dict)) .root.Values.image }}
+{{- printf "%s:%s" $img.repository ($img.tag | default .root.Chart.AppVersion) }}
+{{- end }}
+
+{{- define "mailer.imagePullPolicy" -}}
+{{- $img := merge (deepCopy (.override | default dict)) .root.Values.image }}
+{{- $img.pullPolicy }}
+{{- end }}
+
+{{/* Hosts of the bundled dependencies: the subcharts name their Services "<release>-<chart>". */}}
+{{- define "mailer.postgresqlHost" -}}
+{{- printf "%s-postgresql" .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- define "mailer.natsHost" -}}
+{{- printf "%s-nats" .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Secret keys generated when left empty (they only need to be random and stable). */}}
+{{- define "mailer.generatedKeys" -}}
+ADMIN_API_KEY TRACKING_SECRET
+{{- end }}
+
+{{/*
+Values of the Secret this chart owns, as a dict: every secret variable not taken from a
+secretRef. Generated keys are kept on upgrades by reading them back from the Secret already in
+the cluster (`lookup` finds nothing under `helm template`, which then shows fresh ones).
+*/}}
+{{- define "mailer.secretData" -}}
+{{- $existing := (lookup "v1" "Secret" .Release.Namespace (include "mailer.fullname" .)).data | default dict }}
+{{- $generated := splitList " " (include "mailer.generatedKeys" .) }}
+{{- $data := dict }}
+{{- range $key, $s := .Values.secrets }}
+{{- if not (dig "secretRef" "name" "" $s) }}
+{{- $value := $s.value }}
+{{- if and (not $value) (has $key $generated) }}
+{{- $value = get $existing $key | b64dec | default (randAlphaNum 40) }}
+{{- end }}
+{{- if $value }}{{ $_ := set $data $key $value }}{{ end }}
+{{- end }}
+{{- end }}
+{{- if not (or .Values.postgresql.enabled .Values.externalDatabase.secretRef.name) }}
+{{- $_ := set $data "DATABASE_URL" .Values.externalDatabase.url }}
+{{- end }}
+{{- if .Values.nats.enabled }}
+{{- $_ := set $data "NATS_URL" (printf "nats://%s:4222" (include "mailer.natsHost" .)) }}
+{{- else if not .Values.externalNats.secretRef.name }}
+{{- $_ := set $data "NATS_URL" .Values.externalNats.url }}
+{{- end }}
+{{- toYaml $data }}
+{{- end }}
+
+{{/* Where each secret variable comes from: a dict of variable -> { name, key } of a Secret. */}}
+{{- define "mailer.secretRefs" -}}
+{{- $own := include "mailer.fullname" . }}
+{{- $generated := splitList " " (include "mailer.generatedKeys" .) }}
+{{- $refs := dict }}
+{{- range $key, $s := .Values.secrets }}
+{{- if dig "secretRef" "name" "" $s }}
+{{- $_ := set $refs $key (dict "name" $s.secretRef.name "key" ($s.secretRef.key | default $key)) }}
+{{- else if or $s.value (has $key $generated) }}
+{{- $_ := set $refs $key (dict "name" $own "key" $key) }}
+{{- end }}
+{{- end }}
+{{- with .Values.externalDatabase.secretRef }}{{ if and .name (not $.Values.postgresql.enabled) }}
+{{- $_ := set $refs "DATABASE_URL" (dict "name" .name "key" (.key | default "DATABASE_URL")) }}
+{{- end }}{{ end }}
+{{- if not (or .Values.postgresql.enabled (hasKey $refs "DATABASE_URL")) }}
+{{- $_ := set $refs "DATABASE_URL" (dict "name" $own "key" "DATABASE_URL") }}
+{{- end }}
+{{- with .Values.externalNats.secretRef }}{{ if and .name (not $.Values.nats.enabled) }}
+{{- $_ := set $refs "NATS_URL" (dict "name" .name "key" (.key | default "NATS_URL")) }}
+{{- end }}{{ end }}
+{{- if not (hasKey $refs "NATS_URL") }}
+{{- $_ := set $refs "NATS_URL" (dict "name" $own "key" "NATS_URL") }}
+{{- end }}
+{{- toYaml $refs }}
+{{- end }}
+
+{{/*
+Container env entries for the secret variables. With the bundled PostgreSQL, DATABASE_URL is
+put together in the pod from the subchart's generated password ($(VAR) expansion), so the
+password exists in one Secret only. Call with (dict "root" $ "only" (list "NATS_URL")) to limit.
+*/}}
+{{- define "mailer.secretEnv" -}}
+{{- $root := .root }}
+{{- range $name, $ref := include "mailer.secretRefs" $root | fromYaml }}
+{{- if or (not $.only) (has $name $.only) }}
+- name: {{ $name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $ref.name }}
+      key: {{ $ref.key }}
+{{- end }}
+{{- end }}
+{{- if and $root.Values.postgresql.enabled (or (not .only) (has "DATABASE_URL" .only)) }}
+{{- $pg := $root.Values.postgresql }}
+- name: MAILER_POSTGRES_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "mailer.postgresqlHost" $root }}
+      key: password
+- name: DATABASE_URL
+  value: {{ printf "postgresql://%s:$(MAILER_POSTGRES_PASSWORD)@%s:5432/%s" $pg.auth.username (include "mailer.postgresqlHost" $root) $pg.auth.database | quote }}
+{{- end }}
+{{- end }}
+
+{{/* Stops rendering with a clear message when the configuration cannot work. */}}
+{{- define "mailer.validate" -}}
+{{- $v := .Values }}
+{{- if and $v.postgresql.enabled (or $v.externalDatabase.url $v.externalDatabase.secretRef.name) }}
+{{- fail "PostgreSQL: set either postgresql.enabled=true (bundled) or externalDatabase.url / externalDatabase.secretRef, not both." }}
+{{- end }}
+{{- if not (or $v.postgresql.enabled $v.externalDatabase.url $v.externalDatabase.secretRef.name) }}
+{{- fail "PostgreSQL is not configured: set externalDatabase.url (or externalDatabase.secretRef: { name, key }) to your database, or postgresql.enabled=true for the bundled single-node one." }}
+{{- end }}
+{{- if and $v.nats.enabled (or $v.externalNats.url $v.externalNats.secretRef.name) }}
+{{- fail "NATS: set either nats.enabled=true (bundled) or externalNats.url / externalNats.secretRef, not both." }}
+{{- end }}
+{{- if not (or $v.nats.enabled $v.externalNats.url $v.externalNats.secretRef.name) }}
+{{- fail "NATS is not configured: set externalNats.url (or externalNats.secretRef: { name, key }) to a NATS server with JetStream, or nats.enabled=true for the bundled single-node one." }}
+{{- end }}
+{{- if and (eq (toString $v.config.MAIL_TRANSPORT) "smtp") (not (or $v.secrets.SMTP_URL.value $v.secrets.SMTP_URL.secretRef.name)) }}
+{{- fail "config.MAIL_TRANSPORT is smtp but no relay is set: give secrets.SMTP_URL.value or secrets.SMTP_URL.secretRef." }}
+{{- end }}
+{{- if not (has (toString $v.config.MAIL_TRANSPORT) (list "smtp" "file")) }}
+{{- fail "config.MAIL_TRANSPORT must be smtp or file." }}
+{{- end }}
+{{- if and $v.ingress.enabled (not $v.services.gateway.enabled) }}
+{{- fail "ingress.enabled needs services.gateway.enabled." }}
+{{- end }}
+{{- range $key := list "PORT" "METRICS_PORT" "SHUTDOWN_TIMEOUT_SECONDS" "DATABASE_URL" "NATS_URL" "ADMIN_API_KEY" "SMTP_URL" "TRACKING_SECRET" }}
+{{- if hasKey $v.config $key }}
+{{- fail (printf "config.%s is not a plain setting: use %s." $key (ternary "ports / shutdownTimeoutSeconds" "secrets / externalDatabase / externalNats" (has $key (list "PORT" "METRICS_PORT" "SHUTDOWN_TIMEOUT_SECONDS")))) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Seconds from the start of termination (the preStop pause included) to SIGKILL. */}}
+{{- define "mailer.terminationGrace" -}}
+{{- add .Values.shutdownTimeoutSeconds .Values.preStopSleepSeconds 5 }}
+{{- end }}

@@ -1,0 +1,310 @@
+import { MailerError } from '@mailer/contracts'
+import { isDatabaseUnavailable } from '@mailer/db'
+import type { Logger, Metrics } from '@mailer/observability'
+import {
+  connect,
+  ErrorCode,
+  type JetStreamClient,
+  type JetStreamManager,
+  type Msg,
+  type NatsConnection,
+  NatsError,
+  type Subscription,
+} from 'nats'
+import type { z } from 'zod'
+import { decodeJson, decodeReply, encodeError, encodeJson } from './codec.js'
+
+export interface BusOptions {
+  url: string
+  /** Prepended to every subject/stream/consumer (`NATS_PREFIX`). */
+  prefix?: string
+  /** Connection name, shown by `nats server report connections`. */
+  name: string
+  logger: Logger
+  metrics: Metrics
+}
+
+export type Handler<Req> = (request: Req, msg: Msg) => Promise<unknown>
+
+/** Default wait for a request-reply answer before it becomes 503 `service_unavailable`. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000
+
+/**
+ * The service's NATS connection: prefixed names, typed request-reply where errors travel as
+ * data, core pub/sub, and JetStream handles.
+ */
+export class Bus {
+  readonly js: JetStreamClient
+  private readonly subs: Subscription[] = []
+  private readonly inflight = new Set<Promise<unknown>>()
+  /** False between a disconnect and the reconnect: requests fail at once instead of waiting. */
+  private connected = true
+  /** Requests waiting for a reply; a disconnect fails them at once (their reply would be lost). */
+  private readonly waiting = new Set<(err: MailerError) => void>()
+  private readonly requestSeconds
+  private readonly handledSeconds
+
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly jsm: JetStreamManager,
+    private readonly opts: BusOptions,
+  ) {
+    this.js = nc.jetstream()
+    this.requestSeconds = opts.metrics.histogram(
+      'nats_request_seconds',
+      'NATS request-reply calls made, by subject and outcome',
+      ['subject', 'outcome'],
+    )
+    this.handledSeconds = opts.metrics.histogram(
+      'nats_handled_seconds',
+      'NATS requests served, by subject and outcome',
+      ['subject', 'outcome'],
+    )
+  }
+
+  static async connect(opts: BusOptions): Promise<Bus> {
+    const nc = await connect({
+      servers: opts.url.split(','),
+      name: opts.name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      pingInterval: 10_000,
+      // Without this every request and JetStream publish builds an Error to keep its async stack
+      // (several % of the gateway's and the email service's CPU at load; bench/README.md).
+      // Timeouts become 503 service_unavailable here anyway.
+      noAsyncTraces: true,
+    })
+    const jsm = await nc.jetstreamManager()
+    const bus = new Bus(nc, jsm, opts)
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === 'disconnect') bus.lost()
+        if (s.type === 'reconnect') bus.connected = true
+        if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
+          opts.logger.warn({ status: s.type, data: String(s.data) }, 'nats connection status')
+        }
+      }
+    })()
+    return bus
+  }
+
+  get prefix(): string {
+    return this.opts.prefix ?? ''
+  }
+
+  /** The service's root logger (entry points add the request id to their lines). */
+  get logger(): Logger {
+    return this.opts.logger
+  }
+
+  /** The subject as it travels (with the deployment prefix). */
+  subject(name: string): string {
+    return this.prefix ? `${this.prefix}.${name}` : name
+  }
+
+  /** Stream and consumer names: prefix upper-cased, joined with `_` (no dots allowed). */
+  streamName(name: string): string {
+    return this.prefix ? `${this.prefix.toUpperCase()}_${name}` : name
+  }
+
+  consumerName(name: string): string {
+    return this.prefix ? `${this.prefix}-${name}` : name
+  }
+
+  /**
+   * Request-reply. Resolves with the reply's result (validated by `schema` when given) or
+   * throws the MailerError the responder sent. No responder, or no answer in time, is 503
+   * `service_unavailable`, which callers may retry.
+   */
+  async request<S extends z.ZodType = z.ZodUnknown>(
+    name: string,
+    payload: unknown,
+    opts: { timeoutMs?: number; schema?: S } = {},
+  ): Promise<z.infer<S>> {
+    const end = this.requestSeconds.startTimer({ subject: name })
+    if (!this.connected) {
+      end({ outcome: 'disconnected' })
+      throw unavailable(name)
+    }
+    let reply: Msg
+    let fail!: (err: MailerError) => void
+    const lost = new Promise<never>((_, reject) => {
+      fail = reject
+    })
+    this.waiting.add(fail)
+    try {
+      reply = await Promise.race([
+        this.nc.request(this.subject(name), encodeJson(payload), {
+          timeout: opts.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+        }),
+        lost,
+      ])
+    } catch (err) {
+      if (err instanceof MailerError) {
+        end({ outcome: 'disconnected' })
+        throw err
+      }
+      const code = err instanceof NatsError ? err.code : ''
+      end({ outcome: code === ErrorCode.NoResponders ? 'no_responders' : 'timeout' })
+      if (
+        code === ErrorCode.NoResponders ||
+        code === ErrorCode.Timeout ||
+        code === ErrorCode.ConnectionClosed ||
+        code === ErrorCode.Disconnect
+      ) {
+        throw new MailerError(
+          'service_unavailable',
+          `The service behind ${name} did not answer; retry shortly`,
+        )
+      }
+      throw err
+    } finally {
+      this.waiting.delete(fail)
+    }
+    try {
+      const result = decodeReply(reply.data)
+      end({ outcome: 'ok' })
+      return opts.schema ? (opts.schema.parse(result) as z.infer<S>) : (result as z.infer<S>)
+    } catch (err) {
+      end({ outcome: err instanceof MailerError ? 'error' : 'bad_reply' })
+      throw err
+    }
+  }
+
+  /**
+   * Serves a request-reply subject in the service's queue group. Requests are handled
+   * concurrently; a thrown MailerError is replied as data, anything else is logged with the
+   * request id and replied as 500 `internal` (never a stack trace).
+   */
+  serve<S extends z.ZodType>(
+    name: string,
+    schema: S,
+    handler: Handler<z.infer<S>>,
+    opts: { queue: string },
+  ): void {
+    const subject = this.subject(name)
+    const sub = this.nc.subscribe(subject, {
+      queue: opts.queue,
+      callback: (err, msg) => {
+        if (err) {
+          this.opts.logger.error({ err, subject }, 'subscription error')
+          return
+        }
+        const p = this.handle(name, schema, handler, msg)
+        this.inflight.add(p)
+        void p.finally(() => this.inflight.delete(p))
+      },
+    })
+    this.subs.push(sub)
+  }
+
+  private async handle<S extends z.ZodType>(
+    name: string,
+    schema: S,
+    handler: Handler<z.infer<S>>,
+    msg: Msg,
+  ): Promise<void> {
+    const end = this.handledSeconds.startTimer({ subject: name })
+    let requestId: string | undefined
+    try {
+      let raw: { caller?: { requestId?: string }; requestId?: string } | undefined
+      try {
+        raw = decodeJson(msg.data) as typeof raw
+      } catch {
+        // In-cluster RPC callers write their own payloads: not JSON is their mistake, not ours.
+        throw new MailerError('invalid_body', `Malformed request on ${name}: not JSON`)
+      }
+      requestId = raw?.caller?.requestId ?? raw?.requestId
+      const parsed = schema.safeParse(raw)
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]
+        throw new MailerError(
+          'invalid_body',
+          `Malformed request on ${name}: ${issue?.message ?? 'invalid'}`,
+          {
+            param: issue?.path.join('.') || undefined,
+          } as { param?: string },
+        )
+      }
+      const result = await handler(parsed.data, msg)
+      if (msg.reply) msg.respond(encodeJson(result))
+      end({ outcome: 'ok' })
+    } catch (err) {
+      if (err instanceof MailerError) {
+        if (msg.reply) msg.respond(encodeError(err))
+        end({ outcome: err.status >= 500 ? 'error' : 'rejected' })
+        return
+      }
+      // PostgreSQL down or restarting is an outage, not a bug: 503, which clients may retry.
+      if (isDatabaseUnavailable(err)) {
+        this.opts.logger.warn({ err: String(err), subject: name, requestId }, 'database unavailable')
+        if (msg.reply)
+          msg.respond(
+            encodeError(new MailerError('service_unavailable', 'The database is unavailable; retry shortly')),
+          )
+        end({ outcome: 'error' })
+        return
+      }
+      this.opts.logger.error({ err, subject: name, requestId }, 'unexpected error while handling request')
+      if (msg.reply)
+        msg.respond(
+          encodeError(new MailerError('internal', `Internal error (request ${requestId ?? 'unknown'})`)),
+        )
+      end({ outcome: 'error' })
+    }
+  }
+
+  /**
+   * The connection dropped: a reply to a request in flight may never come (a server restart loses
+   * it), and new requests would only wait in the reconnect buffer, so both fail at once with 503.
+   */
+  private lost(): void {
+    this.connected = false
+    for (const fail of this.waiting)
+      fail(new MailerError('service_unavailable', 'Lost the connection to NATS; retry shortly'))
+    this.waiting.clear()
+  }
+
+  /** Core NATS publish (fire and forget): cache invalidations and similar hints. */
+  publish(name: string, payload: unknown): void {
+    this.nc.publish(this.subject(name), encodeJson(payload))
+  }
+
+  /** Core NATS fan-out subscription (every replica gets every message). */
+  subscribe(name: string, onMessage: (payload: unknown) => void): void {
+    const sub = this.nc.subscribe(this.subject(name), {
+      callback: (err, msg) => {
+        if (err) return
+        try {
+          onMessage(decodeJson(msg.data))
+        } catch (e) {
+          this.opts.logger.warn({ err: e, subject: name }, 'bad message ignored')
+        }
+      },
+    })
+    this.subs.push(sub)
+  }
+
+  /** Makes sure everything published so far has reached the server. */
+  flush(): Promise<void> {
+    return this.nc.flush()
+  }
+
+  /** Stop taking new requests, let in-flight handlers reply, then close the connection. */
+  async drain(): Promise<void> {
+    for (const s of this.subs) s.unsubscribe()
+    await Promise.allSettled([...this.inflight])
+    if (!this.nc.isClosed()) await this.nc.drain().catch(() => undefined)
+  }
+
+  /** Close without draining (tests simulating a crash). */
+  async close(): Promise<void> {
+    if (!this.nc.isClosed()) await this.nc.close()
+  }
+}
+
+const unavailable = (name: string) =>
+  new MailerError(
+    'service_unavailable',
+    `The service behind ${name} cannot be reached right now; retry shortly`,
+  )

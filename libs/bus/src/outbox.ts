@@ -1,0 +1,143 @@
+import type { Db } from '@mailer/db'
+import type { Logger, Metrics } from '@mailer/observability'
+import type { Bus } from './bus.js'
+import { encodeJson } from './codec.js'
+
+export interface OutboxMessage {
+  subject: string
+  msgId: string
+  payload: unknown
+}
+
+interface OutboxRow extends OutboxMessage {
+  id: bigint
+}
+
+/** Anything with Prisma's `outboxMessage` delegate: the client or a transaction. */
+type OutboxWriter = Pick<Db, 'outboxMessage'>
+
+/**
+ * Transactional outbox. `write` inserts messages in the caller's transaction; after the commit,
+ * `publish` sends them to JetStream at once and deletes them in batches. A sweeper re-publishes
+ * rows left behind by a process that died between commit and publish (older than `graceMs`), so
+ * a committed state change always reaches its stream. JetStream de-duplicates on `msgId` within
+ * its window and consumers are idempotent, so a re-publish is harmless.
+ */
+export class Outbox {
+  private toDelete: bigint[] = []
+  private timer: NodeJS.Timeout | undefined
+  private sweeping = false
+  private readonly published
+  private readonly failures
+
+  constructor(
+    private readonly db: Db,
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+    metrics: Metrics,
+    private readonly opts: { graceMs?: number; sweepEveryMs?: number } = {},
+  ) {
+    this.published = metrics.counter('outbox_published_total', 'Outbox messages published to JetStream', [
+      'path',
+    ])
+    this.failures = metrics.counter(
+      'outbox_publish_failures_total',
+      'Outbox publishes that failed (retried by the sweeper)',
+    )
+  }
+
+  /** Inserts the messages in `tx`; returns rows to hand to `publish` after the commit. */
+  async write(tx: OutboxWriter, messages: OutboxMessage[]): Promise<OutboxRow[]> {
+    if (messages.length === 0) return []
+    const rows = await tx.outboxMessage.createManyAndReturn({
+      data: messages.map((m) => ({ subject: m.subject, msgId: m.msgId, payload: m.payload as object })),
+      select: { id: true, subject: true, msgId: true, payload: true },
+    })
+    return rows as OutboxRow[]
+  }
+
+  /** After the commit: publish now (a failure leaves the row for the sweeper). */
+  async publish(rows: OutboxRow[]): Promise<void> {
+    await Promise.all(
+      rows.map(async (r) => {
+        try {
+          await this.bus.js.publish(this.bus.subject(r.subject), encodeJson(r.payload), { msgID: r.msgId })
+          this.published.inc({ path: 'direct' })
+          this.toDelete.push(r.id)
+        } catch (err) {
+          this.failures.inc()
+          this.logger.warn({ err, msgId: r.msgId }, 'outbox publish failed; the sweeper will retry')
+        }
+      }),
+    )
+    if (this.toDelete.length >= 500) await this.flushDeletes()
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      void this.tick()
+    }, this.opts.sweepEveryMs ?? 1_000)
+  }
+
+  private async tick(): Promise<void> {
+    await this.flushDeletes()
+    if (this.sweeping) return
+    this.sweeping = true
+    try {
+      await this.sweep()
+    } catch (err) {
+      this.logger.warn({ err }, 'outbox sweep failed')
+    } finally {
+      this.sweeping = false
+    }
+  }
+
+  /** Publishes rows older than the grace period; returns how many it published. */
+  async sweep(): Promise<number> {
+    const grace = this.opts.graceMs ?? 5_000
+    let total = 0
+    for (;;) {
+      const n = await this.db.$transaction(async (tx) => {
+        const rows = await tx.$queryRawUnsafe<OutboxRow[]>(
+          `SELECT id, subject, msg_id AS "msgId", payload FROM outbox
+           WHERE created_at < now() - ($1::int * interval '1 millisecond')
+           ORDER BY id LIMIT 500 FOR UPDATE SKIP LOCKED`,
+          grace,
+        )
+        const done: bigint[] = []
+        for (const r of rows) {
+          try {
+            await this.bus.js.publish(this.bus.subject(r.subject), encodeJson(r.payload), { msgID: r.msgId })
+            this.published.inc({ path: 'sweeper' })
+            done.push(r.id)
+          } catch (err) {
+            this.failures.inc()
+            this.logger.warn({ err, msgId: r.msgId }, 'outbox sweeper publish failed')
+            break
+          }
+        }
+        if (done.length) await tx.$executeRawUnsafe('DELETE FROM outbox WHERE id = ANY($1::bigint[])', done)
+        return done.length
+      })
+      total += n
+      if (n < 500) return total
+    }
+  }
+
+  private async flushDeletes(): Promise<void> {
+    if (this.toDelete.length === 0) return
+    const ids = this.toDelete
+    this.toDelete = []
+    try {
+      await this.db.$executeRawUnsafe('DELETE FROM outbox WHERE id = ANY($1::bigint[])', ids)
+    } catch (err) {
+      this.toDelete.push(...ids)
+      this.logger.warn({ err }, 'outbox delete failed; will retry')
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer)
+    await this.flushDeletes()
+  }
+}

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto'
+import {
+  AdminRpcRequest,
+  adminRpcOperationName,
+  adminRpcSubject,
+  type Caller,
+  isMailerError,
+  MailerError,
+  type ProjectRef,
+  type RouteDef,
+} from '@mailer/contracts'
+import type { Msg } from 'nats'
+import type { Bus } from './bus.js'
+import { projectRef, projectResolver } from './project-resolver.js'
+import type { RouteHandler } from './route-handlers.js'
+
+const SAFE_ID = /^[\w.:@/+=-]{1,200}$/
+
+/**
+ * The request id of an RPC call: the caller's `X-Request-Id` NATS header when it is sane (as
+ * the gateway takes it from HTTP), else a fresh one in the gateway's format.
+ */
+export function rpcRequestId(msg: Msg): string {
+  const given = msg.headers?.get('X-Request-Id')
+  return given && SAFE_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`
+}
+
+/**
+ * Runs an RPC entry's work so that an unexpected failure is logged with the request id and
+ * crosses the bus as 500 `internal` naming it (never a stack trace); MailerErrors pass as data.
+ */
+export async function guardRpc<T>(
+  bus: Bus,
+  subject: string,
+  requestId: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work()
+  } catch (err) {
+    if (isMailerError(err)) throw err
+    bus.logger.error({ err, subject, requestId }, 'unexpected error while handling an RPC call')
+    throw new MailerError('internal', `Internal error (request ${requestId})`)
+  }
+}
+
+/** Only the headers the route declared, keys lower-cased (as the gateway forwards them). */
+function declaredHeaders(route: RouteDef, given: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {}
+  const wanted = new Set(route.headers ?? [])
+  for (const [k, v] of Object.entries(given)) if (wanted.has(k.toLowerCase())) out[k.toLowerCase()] = v
+  return out
+}
+
+/**
+ * AdminRpc (libs/contracts/src/rpc.ts): serves `rpc.admin.<operation>` for one admin route or
+ * mirrored project route with the route's own handler, so the admin API and AdminRpc cannot
+ * drift apart. The caller is the admin; a project operation resolves `project` (the slug) and
+ * then acts exactly as the admin mirror does: live, without an API key.
+ */
+export function serveAdminRpc(bus: Bus, queue: string, route: RouteDef, handler: RouteHandler): void {
+  const operation = adminRpcOperationName(route.subject)
+  const subject = adminRpcSubject(operation)
+  const resolver = route.auth === 'admin' ? null : projectResolver(bus)
+  // The gateway sends no body on GET, nor on a DELETE that declares none.
+  const takesBody = route.method !== 'GET' && !(route.method === 'DELETE' && !route.body)
+
+  bus.serve(
+    subject,
+    AdminRpcRequest,
+    (req, msg) => {
+      const requestId = rpcRequestId(msg)
+      return guardRpc(bus, subject, requestId, async () => {
+        let project: ProjectRef | null = null
+        let params = req.params
+        if (resolver) {
+          if (!req.project)
+            throw new MailerError(
+              'invalid_body',
+              `${operation} acts on one project: name it by slug in 'project'`,
+              {
+                param: 'project',
+              },
+            )
+          project = projectRef(await resolver.resolve(req.project))
+          // As on the mirror, the slug picks the project; it is not a parameter of the route.
+          const { slug: _slug, ...rest } = params
+          params = rest
+        }
+        const caller: Caller = { requestId, via: 'admin', project, apiKeyId: null, mode: 'live' }
+        return handler({
+          caller,
+          params,
+          query: req.query,
+          body: takesBody ? req.body : undefined,
+          headers: declaredHeaders(route, req.headers),
+        })
+      })
+    },
+    { queue },
+  )
+}

@@ -1,0 +1,97 @@
+import type { BaseEnv } from '@mailer/config'
+import { createDb, type Db, pingDb } from '@mailer/db'
+import { createLogger, type Logger, Metrics, type OpsServer, startOpsServer } from '@mailer/observability'
+import { Bus } from './bus.js'
+
+/** What every service process holds: config, logs, metrics, NATS, PostgreSQL, ops endpoints. */
+export interface Runtime<E extends BaseEnv = BaseEnv> {
+  service: string
+  env: E
+  logger: Logger
+  metrics: Metrics
+  bus: Bus
+  db: Db
+  ops: OpsServer
+  /** Registers a step for shutdown; steps run in reverse order of registration. */
+  onStop(step: () => Promise<void> | void): void
+  /** Drain: readiness goes red, registered steps run, NATS drains, connections close. */
+  stop(): Promise<void>
+  /** Crash simulation for tests: close connections without draining. */
+  kill(): Promise<void>
+}
+
+export async function startRuntime<E extends BaseEnv>(
+  service: string,
+  env: E,
+  opts: { dbPoolSize?: number } = {},
+): Promise<Runtime<E>> {
+  const logger = createLogger({ service, level: env.LOG_LEVEL })
+  const metrics = new Metrics(service)
+  const db = createDb(env.DATABASE_URL, { poolSize: opts.dbPoolSize ?? 10 })
+  const bus = await Bus.connect({
+    url: env.NATS_URL,
+    prefix: env.NATS_PREFIX,
+    name: service,
+    logger,
+    metrics,
+  })
+  const ops = await startOpsServer({
+    port: env.METRICS_PORT,
+    registry: metrics.registry,
+    logger,
+    ready: async () => !bus.nc.isClosed() && (await pingDb(db)),
+  })
+  const steps: Array<() => Promise<void> | void> = []
+  let stopped = false
+  const rt: Runtime<E> = {
+    service,
+    env,
+    logger,
+    metrics,
+    bus,
+    db,
+    ops,
+    onStop: (step) => {
+      steps.push(step)
+    },
+    async stop() {
+      if (stopped) return
+      stopped = true
+      ops.markDraining()
+      const drain = (async () => {
+        for (const step of [...steps].reverse()) {
+          try {
+            await step()
+          } catch (err) {
+            logger.warn({ err }, 'shutdown step failed')
+          }
+        }
+        await bus.drain()
+      })()
+      // A drain is bounded: whatever has not finished by then is cut off (JetStream redelivers
+      // unacked work, and state is in PostgreSQL), so a stuck handler never blocks a shutdown.
+      let timer: NodeJS.Timeout | undefined
+      const deadline = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), env.SHUTDOWN_TIMEOUT_SECONDS * 1000)
+      })
+      if ((await Promise.race([drain.then(() => 'drained' as const), deadline])) === 'timeout') {
+        logger.error(
+          { seconds: env.SHUTDOWN_TIMEOUT_SECONDS },
+          'drain did not finish in time; closing connections',
+        )
+        await bus.close().catch(() => undefined)
+      }
+      clearTimeout(timer)
+      await db.$disconnect()
+      await ops.close()
+    },
+    async kill() {
+      stopped = true
+      await bus.close()
+      await db.$disconnect().catch(() => undefined)
+      await ops.close()
+    },
+  }
+  logger.info({ metricsPort: ops.port, natsPrefix: env.NATS_PREFIX || undefined }, `${service} started`)
+  return rt
+}

@@ -1,0 +1,159 @@
+import type { Gauge, Logger, Metrics } from '@mailer/observability'
+import {
+  AckPolicy,
+  type ConsumerConfig,
+  DeliverPolicy,
+  type JsMsg,
+  NatsError,
+  RetentionPolicy,
+  StorageType,
+  type StreamConfig,
+} from 'nats'
+import type { Bus } from './bus.js'
+
+export interface StreamDef {
+  name: string
+  subjects: readonly string[]
+  description?: string
+}
+
+/**
+ * Creates or updates a stream so that every service can declare what it uses at start-up,
+ * idempotently (upgrades need no manual step). File storage, limits retention, a two-minute
+ * duplicate window for msgID de-duplication of outbox re-publishes.
+ */
+export async function ensureStream(
+  bus: Bus,
+  def: StreamDef,
+  overrides: Partial<StreamConfig> = {},
+): Promise<void> {
+  const cfg: Partial<StreamConfig> = {
+    name: bus.streamName(def.name),
+    subjects: def.subjects.map((s) => bus.subject(s)),
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    duplicate_window: 120_000_000_000,
+    max_age: 7 * 24 * 3600 * 1_000_000_000,
+    ...(def.description ? { description: def.description } : {}),
+    ...overrides,
+  }
+  try {
+    await bus.jsm.streams.info(cfg.name!)
+    await bus.jsm.streams.update(cfg.name!, cfg)
+  } catch (err) {
+    if (err instanceof NatsError && (err.api_error?.err_code === 10059 || /not found/i.test(err.message))) {
+      await bus.jsm.streams.add(cfg)
+      return
+    }
+    throw err
+  }
+}
+
+/** Creates or updates a durable pull consumer. */
+export async function ensureConsumer(
+  bus: Bus,
+  stream: string,
+  durable: string,
+  cfg: Partial<ConsumerConfig> = {},
+): Promise<string> {
+  const name = bus.consumerName(durable)
+  const full: Partial<ConsumerConfig> = {
+    durable_name: name,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: 60_000_000_000,
+    max_deliver: -1,
+    ...cfg,
+  }
+  const streamName = bus.streamName(stream)
+  try {
+    await bus.jsm.consumers.info(streamName, name)
+    await bus.jsm.consumers.update(streamName, name, full)
+  } catch (err) {
+    if (err instanceof NatsError && (err.api_error?.err_code === 10014 || /not found/i.test(err.message))) {
+      await bus.jsm.consumers.add(streamName, full)
+    } else {
+      throw err
+    }
+  }
+  return name
+}
+
+/** One gauge per name in a registry, shared by every consumer of the service (label `consumer`). */
+function consumerGauge(metrics: Metrics, name: string, help: string): Gauge<'consumer'> {
+  const existing = metrics.registry.getSingleMetric(metrics.prefix + name)
+  return (existing as Gauge<'consumer'> | undefined) ?? metrics.gauge(name, help, ['consumer'])
+}
+
+export interface ConsumeOptions {
+  stream: string
+  durable: string
+  /** Messages handled at once by this replica. */
+  concurrency: number
+  logger: Logger
+  metrics: Metrics
+  handle: (msg: JsMsg) => Promise<void>
+}
+
+export interface RunningConsumer {
+  stop(): Promise<void>
+}
+
+/**
+ * Pulls from a durable consumer and handles up to `concurrency` messages at once. The handler
+ * acks, naks or terms; a handler that throws gets a short nak so the message comes back. Also
+ * exports the consumer's pending and ack-pending counts as gauges.
+ */
+export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningConsumer> {
+  const consumer = await bus.js.consumers.get(bus.streamName(opts.stream), bus.consumerName(opts.durable))
+  const inflight = new Set<Promise<void>>()
+  let stopped = false
+  const labels = { consumer: opts.durable }
+  const pending = consumerGauge(
+    opts.metrics,
+    'consumer_pending',
+    'Messages not yet delivered to the consumer',
+  )
+  const ackPending = consumerGauge(
+    opts.metrics,
+    'consumer_ack_pending',
+    'Messages delivered but not yet acknowledged',
+  )
+  const poll = setInterval(() => {
+    consumer.info(true).then(
+      (i) => {
+        pending.set(labels, i.num_pending)
+        ackPending.set(labels, i.num_ack_pending)
+      },
+      () => undefined,
+    )
+  }, 5_000)
+  poll.unref()
+
+  const messages = await consumer.consume({ max_messages: Math.max(opts.concurrency * 2, 16) })
+  const loop = (async () => {
+    for await (const msg of messages) {
+      if (stopped) {
+        msg.nak()
+        continue
+      }
+      while (inflight.size >= opts.concurrency) await Promise.race(inflight)
+      const p = opts.handle(msg).catch((err) => {
+        opts.logger.error({ err, subject: msg.subject, seq: msg.seq }, 'message handler failed; will retry')
+        msg.nak(2_000)
+      })
+      inflight.add(p)
+      void p.finally(() => inflight.delete(p))
+    }
+  })()
+
+  return {
+    async stop() {
+      stopped = true
+      clearInterval(poll)
+      await messages.close().catch(() => undefined)
+      await Promise.allSettled([...inflight])
+      await loop.catch(() => undefined)
+    },
+  }
+}

@@ -1,0 +1,74 @@
+import { MailerError } from '@mailer/contracts'
+import { createLogger, Metrics } from '@mailer/observability'
+import { useTestEnv } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { Bus } from '../src/bus.js'
+
+const te = useTestEnv()
+let server: Bus
+let client: Bus
+
+beforeAll(async () => {
+  const logger = createLogger({ service: 'bus-test', level: 'silent' })
+  server = await Bus.connect({
+    url: te.natsUrl,
+    prefix: te.natsPrefix,
+    name: 'server',
+    logger,
+    metrics: new Metrics('bus_server'),
+  })
+  client = await Bus.connect({
+    url: te.natsUrl,
+    prefix: te.natsPrefix,
+    name: 'client',
+    logger,
+    metrics: new Metrics('bus_client'),
+  })
+  server.serve(
+    'echo',
+    z.object({ n: z.number() }),
+    async ({ n }) => {
+      if (n < 0) throw new MailerError('invalid_body', 'negative', { param: 'n' })
+      if (n === 0) throw new Error('boom')
+      if (n > 1000) await new Promise((r) => setTimeout(r, 500))
+      return { doubled: n * 2 }
+    },
+    { queue: 'svc' },
+  )
+  await server.flush()
+})
+afterAll(async () => {
+  await client.drain()
+  await server.drain()
+})
+
+describe('request-reply', () => {
+  it('returns the result', async () => {
+    expect(await client.request('echo', { n: 2 })).toEqual({ doubled: 4 })
+  })
+  it('rebuilds typed errors on the caller side', async () => {
+    const err = await client.request('echo', { n: -1 }).catch((e) => e)
+    expect(err).toBeInstanceOf(MailerError)
+    expect(err).toMatchObject({ code: 'invalid_body', status: 400, param: 'n' })
+  })
+  it('hides unexpected errors behind 500 internal', async () => {
+    const err: any = await client.request('echo', { n: 0 }).catch((e) => e)
+    expect(err).toMatchObject({ code: 'internal', status: 500 })
+    expect(err.message).not.toContain('boom')
+  })
+  it('rejects malformed requests with invalid_body', async () => {
+    const err = await client.request('echo', { n: 'x' }).catch((e) => e)
+    expect(err).toMatchObject({ code: 'invalid_body' })
+  })
+  it('turns no responders and timeouts into 503 service_unavailable', async () => {
+    const none = await client.request('nobody.home', {}).catch((e) => e)
+    expect(none).toMatchObject({ code: 'service_unavailable', status: 503 })
+    const slow = await client.request('echo', { n: 5000 }, { timeoutMs: 100 }).catch((e) => e)
+    expect(slow).toMatchObject({ code: 'service_unavailable', status: 503 })
+  })
+  it('prefixes subjects and stream names', () => {
+    expect(client.subject('a.b')).toBe(`${te.natsPrefix}.a.b`)
+    expect(client.streamName('EVENTS')).toBe(`${te.natsPrefix.toUpperCase()}_EVENTS`)
+  })
+})

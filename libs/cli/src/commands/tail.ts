@@ -1,0 +1,80 @@
+import type { Page } from '@mailer/client'
+import { type Command, Option } from 'commander'
+import { action, type Context, intOption } from '../context.js'
+import { emailColumns, eventColumns } from './emails.js'
+
+interface TailOpts {
+  what: string
+  project?: string
+  interval: number
+  count?: number
+  lines: number
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Polls a newest-first list and prints what it has not printed yet, oldest first, until
+ * `--count` items were printed or Ctrl-C. The first poll prints only the last `--lines` items.
+ * Each poll reads one page of 100: a burst of more between two polls shows its newest 100.
+ */
+async function tail<T extends { id: string }>(
+  ctx: Context,
+  o: TailOpts,
+  fetch: () => Promise<Page<T>>,
+  human: (row: T) => string,
+) {
+  let seen: Set<string> | null = null
+  let printed = 0
+  let stopped = false
+  process.once('SIGINT', () => {
+    stopped = true
+  })
+  while (!stopped) {
+    const page = await fetch()
+    const fresh = page.data.filter((row) => !seen?.has(row.id))
+    const show = seen === null ? fresh.slice(0, o.lines) : fresh
+    for (const row of show.reverse()) {
+      ctx.out.line(row, human(row))
+      if (o.count !== undefined && ++printed >= o.count) return
+    }
+    // Said on stderr so that stdout stays the items alone (and scripts know polling has begun).
+    if (seen === null) process.stderr.write(`following ${o.what}; Ctrl-C to stop\n`)
+    // The current page is all that can reappear: keep only its ids.
+    seen = new Set(page.data.map((row) => row.id))
+    await sleep(o.interval * 1000)
+  }
+}
+
+const line =
+  <T>(columns: [string, (row: T) => unknown][]) =>
+  (row: T) =>
+    columns
+      .map(([, f]) => {
+        const v = f(row)
+        return Array.isArray(v) ? v.join(',') : String(v ?? '-')
+      })
+      .join('  ')
+
+export function tailCommand(program: Command): void {
+  program
+    .command('tail')
+    .description('Print new emails or events as they come, until Ctrl-C or --count')
+    .addArgument(program.createArgument('<what>', 'emails or events').choices(['emails', 'events']))
+    .option('--project <slug>', 'through the admin mirror (admin key); else the project key')
+    .option('--interval <seconds>', 'seconds between polls', intOption('--interval'), 2)
+    .option('--count <n>', 'exit after printing n items', intOption('--count'))
+    .addOption(
+      new Option('-n, --lines <n>', 'items to show from before the start')
+        .argParser(intOption('--lines'))
+        .default(10),
+    )
+    .action(
+      action(async (ctx, what: 'emails' | 'events', o: TailOpts) => {
+        const scope = ctx.scope(o.project)
+        o.what = what
+        if (what === 'emails') await tail(ctx, o, () => scope.emails.list({ limit: 100 }), line(emailColumns))
+        else await tail(ctx, o, () => scope.events.list({ limit: 100 }), line(eventColumns))
+      }),
+    )
+}

@@ -1,0 +1,71 @@
+import { AdminClient, MailerClient, type ProjectResources } from '@mailer/client'
+import { type Command, InvalidArgumentError } from 'commander'
+import { UsageError } from './exit.js'
+import { Out } from './output.js'
+
+export interface GlobalOptions {
+  url?: string
+  adminKey?: string
+  apiKey?: string
+  json?: boolean
+}
+
+/** What every command needs: output and clients, from global options or the environment. */
+export class Context {
+  readonly out: Out
+  readonly url: string
+  private readonly opts: GlobalOptions
+
+  constructor(cmd: Command) {
+    this.opts = cmd.optsWithGlobals<GlobalOptions>()
+    this.out = new Out(Boolean(this.opts.json))
+    this.url = this.opts.url ?? process.env.MAILER_URL ?? 'http://localhost:3000'
+  }
+
+  get adminKey(): string | undefined {
+    return this.opts.adminKey ?? (process.env.MAILER_ADMIN_KEY || undefined)
+  }
+
+  get apiKey(): string | undefined {
+    return this.opts.apiKey ?? (process.env.MAILER_API_KEY || undefined)
+  }
+
+  admin(): AdminClient {
+    const adminKey = this.adminKey
+    if (!adminKey)
+      throw new UsageError('this command needs the admin key: set MAILER_ADMIN_KEY or pass --admin-key')
+    return new AdminClient({ adminKey, baseUrl: this.url })
+  }
+
+  project(): MailerClient {
+    const apiKey = this.apiKey
+    if (!apiKey)
+      throw new UsageError('this command needs a project key: set MAILER_API_KEY or pass --api-key')
+    return new MailerClient({ apiKey, baseUrl: this.url })
+  }
+
+  /** No project named and no project key, but the admin key: a list across every project. */
+  acrossProjects(slug: string | undefined): boolean {
+    return !slug && !this.apiKey && Boolean(this.adminKey)
+  }
+
+  /** `--project <slug>` acts through the admin mirror with the admin key; otherwise the project key. */
+  scope(slug: string | undefined): ProjectResources {
+    return slug ? this.admin().project(slug) : this.project()
+  }
+}
+
+/** Wraps an action so that it gets a Context built from its own command. */
+export function action<A extends unknown[]>(fn: (ctx: Context, ...args: A) => Promise<void>) {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command
+    await fn(new Context(cmd), ...(args.slice(0, -1) as A))
+  }
+}
+
+export function intOption(name: string) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`${name} must be a whole number`)
+    return Number(v)
+  }
+}

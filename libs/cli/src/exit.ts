@@ -1,0 +1,32 @@
+import { MailerApiError, MailerConnectionError } from '@mailer/client'
+
+/** Exit codes scripts can rely on. */
+export const EXIT = { ok: 0, api: 1, usage: 2, connection: 3 } as const
+
+/** A mistake in how the command was called (missing key, bad option value). */
+export class UsageError extends Error {
+  override name = 'UsageError'
+}
+
+/** Prints the error to stderr and returns the exit code for it. */
+export function report(err: unknown, json: boolean): number {
+  if (err instanceof MailerApiError) {
+    if (json) process.stderr.write(`${JSON.stringify({ error: err.toJSON() })}\n`)
+    else {
+      const param = err.param ? ` (param: ${err.param})` : ''
+      const rid = err.requestId ? ` [request ${err.requestId}]` : ''
+      process.stderr.write(`error: ${err.code}: ${err.message}${param}${rid}\n`)
+    }
+    return EXIT.api
+  }
+  if (err instanceof MailerConnectionError) {
+    process.stderr.write(`error: connection_failed: ${err.message}\n`)
+    return EXIT.connection
+  }
+  if (err instanceof UsageError) {
+    process.stderr.write(`error: ${err.message}\n`)
+    return EXIT.usage
+  }
+  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`)
+  return EXIT.api
+}

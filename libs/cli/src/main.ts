@@ -1,0 +1,33 @@
+import { Command, CommanderError } from 'commander'
+import { domainCommands } from './commands/domains.js'
+import { emailCommands } from './commands/emails.js'
+import { projectCommands } from './commands/projects.js'
+import { tailCommand } from './commands/tail.js'
+import { EXIT, report } from './exit.js'
+
+const program = new Command('mailer')
+  .description('Manage a Mailer deployment: projects, keys, domains, suppressions, emails and events')
+  .version('0.1.0')
+  .option('--url <url>', 'base URL of the deployment (env MAILER_URL, default http://localhost:3000)')
+  .option('--admin-key <key>', 'the admin key (env MAILER_ADMIN_KEY)')
+  .option('--api-key <key>', 'a project key (env MAILER_API_KEY)')
+  .option('--json', 'print JSON for scripts instead of tables')
+  .showHelpAfterError()
+  .exitOverride()
+
+projectCommands(program)
+domainCommands(program)
+emailCommands(program)
+tailCommand(program)
+
+try {
+  await program.parseAsync(process.argv)
+  process.exitCode = EXIT.ok
+} catch (err) {
+  if (err instanceof CommanderError) {
+    // Help and version end with code 0; every other parse failure is a usage error.
+    process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage
+  } else {
+    process.exitCode = report(err, Boolean(program.opts().json))
+  }
+}

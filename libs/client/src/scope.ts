@@ -1,0 +1,37 @@
+import { ENDPOINTS, fillPath, type Operation } from './endpoints.js'
+import type { CallInit, HttpTransport } from './transport.js'
+
+/**
+ * Sends an operation of the endpoint table. With `mirrorSlug`, project operations go to the
+ * admin mirror of that project (`/v1/emails` → `/v1/admin/projects/<slug>/emails`).
+ */
+export class Scope {
+  constructor(
+    readonly transport: HttpTransport,
+    readonly mirrorSlug?: string,
+  ) {}
+
+  path(op: Operation, params?: Record<string, string>): string {
+    const path = fillPath(ENDPOINTS[op][1], params)
+    if (this.mirrorSlug === undefined || op.startsWith('admin.')) return path
+    return `/v1/admin/projects/${encodeURIComponent(this.mirrorSlug)}${path.slice('/v1'.length)}`
+  }
+
+  call<T>(op: Operation, params?: Record<string, string>, init?: CallInit): Promise<T> {
+    return this.transport.request<T>(ENDPOINTS[op][0], this.path(op, params), init)
+  }
+}
+
+/** Walks a paginated list, page after page, yielding items newest first. */
+export async function* paginate<T, Q extends { cursor?: string }>(
+  list: (query: Q) => Promise<{ data: T[]; nextCursor: string | null }>,
+  query: Q,
+): AsyncGenerator<T> {
+  let q = query
+  for (;;) {
+    const page = await list(q)
+    yield* page.data
+    if (!page.nextCursor) return
+    q = { ...q, cursor: page.nextCursor }
+  }
+}

@@ -1,0 +1,163 @@
+import { errorTypeForStatus, MailerApiError, MailerConnectionError } from './errors.js'
+import { parseRetryAfter, retryDelayMs } from './retry.js'
+
+export type QueryValue = string | number | boolean | Date | null | undefined | readonly (string | number)[]
+export type Query = Record<string, QueryValue>
+
+export interface RetryInfo {
+  method: string
+  path: string
+  /** 1 for the first retry. */
+  retry: number
+  delayMs: number
+  error: MailerApiError
+}
+
+export interface TransportOptions {
+  baseUrl: string
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string | undefined
+  /** Retries after `rate_limited` (and `service_unavailable` on idempotent calls). Default 2. */
+  maxRetries?: number
+  /** Per attempt; a request that takes longer fails with MailerConnectionError. Default 30 s. */
+  timeoutMs?: number
+  /** Extra headers on every request. */
+  headers?: Record<string, string>
+  /** Defaults to the global fetch (Node 18+, browsers, Deno, Bun, workers). */
+  fetch?: typeof fetch
+  /** Called before each wait; may return a promise, which is awaited. */
+  onRetry?: (info: RetryInfo) => void | Promise<void>
+  /** How waits are made; replace it to run waits on your own scheduler. */
+  sleep?: (ms: number) => Promise<void>
+}
+
+export interface RequestOptions {
+  /** `Idempotency-Key` for sends; repeated unchanged on every retry. */
+  idempotencyKey?: string
+  /** Your own `X-Request-Id` (echoed back, quoted in the service's logs). */
+  requestId?: string
+  /** Overrides the client's `maxRetries` for this call. */
+  maxRetries?: number
+  signal?: AbortSignal
+}
+
+export interface CallInit extends RequestOptions {
+  query?: Query | undefined
+  body?: unknown
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+function appendQuery(url: URL, query: Query | undefined): void {
+  if (!query) return
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue
+    if (Array.isArray(value)) for (const v of value) url.searchParams.append(key, String(v))
+    else url.searchParams.set(key, value instanceof Date ? value.toISOString() : String(value))
+  }
+}
+
+/** fetch-based HTTP: JSON in and out, the contract's errors as MailerApiError, retries. */
+export class HttpTransport {
+  readonly baseUrl: string
+  // A true private field: printing a client never shows its key.
+  readonly #opts: TransportOptions
+  private readonly fetchFn: typeof fetch
+  private readonly sleep: (ms: number) => Promise<void>
+
+  constructor(opts: TransportOptions) {
+    if (!opts.baseUrl) throw new TypeError('baseUrl is required (for example http://localhost:3000)')
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '')
+    this.#opts = opts
+    const f = opts.fetch ?? globalThis.fetch
+    if (typeof f !== 'function') throw new TypeError('no fetch available: pass options.fetch')
+    this.fetchFn = f
+    this.sleep = opts.sleep ?? defaultSleep
+  }
+
+  async request<T>(method: string, path: string, init: CallInit = {}): Promise<T> {
+    const maxRetries = init.maxRetries ?? this.#opts.maxRetries ?? 2
+    const bodyKey = (init.body as { idempotencyKey?: unknown } | undefined)?.idempotencyKey
+    const idempotent = method === 'GET' || init.idempotencyKey !== undefined || typeof bodyKey === 'string'
+    for (let retriesDone = 0; ; retriesDone++) {
+      try {
+        return await this.once<T>(method, path, init)
+      } catch (err) {
+        if (!(err instanceof MailerApiError)) throw err
+        const delayMs = retryDelayMs(err, { retriesDone, maxRetries, idempotent })
+        if (delayMs === null) throw err
+        await this.#opts.onRetry?.({ method, path, retry: retriesDone + 1, delayMs, error: err })
+        await this.sleep(delayMs)
+      }
+    }
+  }
+
+  private async once<T>(method: string, path: string, init: CallInit): Promise<T> {
+    const url = new URL(this.baseUrl + path)
+    appendQuery(url, init.query)
+    const headers: Record<string, string> = { accept: 'application/json', ...this.#opts.headers }
+    if (this.#opts.token) headers.authorization = `Bearer ${this.#opts.token}`
+    if (init.idempotencyKey !== undefined) headers['idempotency-key'] = init.idempotencyKey
+    if (init.requestId !== undefined) headers['x-request-id'] = init.requestId
+    let body: string | undefined
+    if (init.body !== undefined) {
+      body = JSON.stringify(init.body)
+      headers['content-type'] = 'application/json'
+    }
+    const timeout = AbortSignal.timeout(this.#opts.timeoutMs ?? 30_000)
+    const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout
+
+    let res: Response
+    let text: string
+    try {
+      res = await this.fetchFn(url, { method, headers, body: body ?? null, signal })
+      text = await res.text()
+    } catch (err) {
+      if (init.signal?.aborted) throw err
+      const timedOut = timeout.aborted
+      const why = timedOut ? `no answer within ${this.#opts.timeoutMs ?? 30_000} ms` : describeCause(err)
+      throw new MailerConnectionError(`Could not reach ${this.baseUrl}: ${why}`, {
+        url: url.toString(),
+        timedOut,
+        cause: err,
+      })
+    }
+
+    const requestId = res.headers.get('x-request-id') ?? undefined
+    let parsed: unknown
+    let parseFailed = false
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text)
+    } catch {
+      parseFailed = true
+    }
+    if (res.ok && !parseFailed) return parsed as T
+
+    const e = (parsed as { error?: Record<string, unknown> } | undefined)?.error
+    if (!res.ok && e && typeof e.code === 'string') {
+      throw new MailerApiError({
+        type: typeof e.type === 'string' ? e.type : errorTypeForStatus(res.status),
+        code: e.code,
+        message: typeof e.message === 'string' ? e.message : e.code,
+        param: typeof e.param === 'string' ? e.param : undefined,
+        status: res.status,
+        requestId,
+        retryAfter: parseRetryAfter(res.headers.get('retry-after')),
+      })
+    }
+    // Not the contract's shape: a proxy page, a truncated body. Keep what helps to diagnose it.
+    throw new MailerApiError({
+      type: res.ok ? 'internal_error' : errorTypeForStatus(res.status),
+      code: 'unexpected_response',
+      message: `Unexpected ${res.status} answer from ${method} ${path}: ${text.slice(0, 200) || '(empty body)'}`,
+      status: res.status,
+      requestId,
+      retryAfter: parseRetryAfter(res.headers.get('retry-after')),
+    })
+  }
+}
+
+function describeCause(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause
+  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err))
+}

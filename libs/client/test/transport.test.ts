@@ -1,0 +1,131 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { inspect } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MailerApiError, MailerClient, MailerConnectionError } from '../src/index.js'
+
+// A real HTTP server answering what a deployment (or a proxy in front of it) can answer, for the
+// cases the real services cannot be made to produce on demand.
+interface Seen {
+  method: string
+  url: string
+  headers: IncomingHttpHeaders
+}
+let answer: (n: number) => {
+  status: number
+  headers?: Record<string, string>
+  body: string
+  delayMs?: number
+}
+const seen: Seen[] = []
+let server: Server
+let baseUrl: string
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    seen.push({ method: req.method!, url: req.url!, headers: req.headers })
+    const a = answer(seen.length)
+    setTimeout(() => {
+      res.writeHead(a.status, {
+        'content-type': 'application/json',
+        'x-request-id': `req_${seen.length}`,
+        ...a.headers,
+      })
+      res.end(a.body)
+    }, a.delayMs ?? 0)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(() => new Promise<void>((r) => server.close(() => r())))
+
+const limited = (retryAfter: string) => ({
+  status: 429,
+  headers: { 'retry-after': retryAfter },
+  body: JSON.stringify({ error: { type: 'rate_limit_error', code: 'rate_limited', message: 'slow down' } }),
+})
+const ok = { status: 202, body: JSON.stringify({ id: 'email_1', status: 'queued' }) }
+const input = { from: 'a@b.test', to: 'c@d.test', subject: 's', text: 't' }
+
+function client(extra: Partial<ConstructorParameters<typeof MailerClient>[0]> = {}) {
+  seen.length = 0
+  return new MailerClient({
+    apiKey: 'fs_live_secretsecretsecretsecretsecret12',
+    baseUrl,
+    sleep: async () => undefined,
+    ...extra,
+  })
+}
+
+describe('HTTP transport', () => {
+  it('makes one sdk_ idempotency key for a send and repeats it on every retry', async () => {
+    answer = (n) => (n < 3 ? limited('2') : ok)
+    const waits: number[] = []
+    const c = client({ sleep: async (ms) => void waits.push(ms) })
+    expect(await c.emails.send(input)).toEqual({ id: 'email_1', status: 'queued' })
+    expect(seen).toHaveLength(3)
+    const keys = seen.map((s) => s.headers['idempotency-key'])
+    expect(keys[0]).toMatch(/^sdk_[0-9a-f-]{36}$/)
+    expect(new Set(keys).size).toBe(1)
+    expect(waits).toEqual([2000, 2000])
+  })
+
+  it("keeps the input's own idempotencyKey: no generated header overrides it", async () => {
+    answer = () => ok
+    await client().emails.send({ ...input, idempotencyKey: 'mine' })
+    expect(seen[0]!.headers['idempotency-key']).toBeUndefined()
+    await client().emails.send({ ...input, idempotencyKey: 'mine' }, { idempotencyKey: 'header-wins' })
+    expect(seen[0]!.headers['idempotency-key']).toBe('header-wins')
+  })
+
+  it('gives up at once when Retry-After is over 60 seconds', async () => {
+    answer = () => limited('61')
+    const e = await client()
+      .emails.send(input)
+      .catch((err: unknown) => err)
+    expect(e).toMatchObject({ code: 'rate_limited', retryAfter: 61, requestId: 'req_1' })
+    expect(seen).toHaveLength(1)
+  })
+
+  it('turns an answer that is not the contract shape into unexpected_response', async () => {
+    answer = () => ({
+      status: 502,
+      headers: { 'content-type': 'text/html' },
+      body: '<html>Bad gateway</html>',
+    })
+    const e = (await client()
+      .me()
+      .catch((err: unknown) => err)) as MailerApiError
+    expect(e).toBeInstanceOf(MailerApiError)
+    expect(e).toMatchObject({ status: 502, type: 'internal_error', code: 'unexpected_response' })
+    expect(e.message).toContain('Bad gateway')
+  })
+
+  it('a request with no answer in time is a MailerConnectionError', async () => {
+    answer = () => ({ ...ok, delayMs: 500 })
+    const e = await client({ timeoutMs: 100 })
+      .me()
+      .catch((err: unknown) => err)
+    expect(e).toBeInstanceOf(MailerConnectionError)
+    expect(e).toMatchObject({ timedOut: true })
+  })
+
+  it('sends query parameters, Dates as ISO strings, and never prints its key', async () => {
+    answer = () => ({ status: 200, body: JSON.stringify({ data: [], nextCursor: null }) })
+    const c = client()
+    await c.emails.list({ limit: 5, since: new Date('2026-01-02T03:04:05Z'), status: undefined })
+    expect(seen[0]!.url).toBe('/v1/emails?limit=5&since=2026-01-02T03%3A04%3A05.000Z')
+    expect(seen[0]!.headers.authorization).toBe('Bearer fs_live_secretsecretsecretsecretsecret12')
+    expect(inspect(c, { depth: 10 })).not.toContain('secretsecret')
+  })
+
+  it('needs a key', () => {
+    const saved = process.env.MAILER_API_KEY
+    delete process.env.MAILER_API_KEY
+    try {
+      expect(() => new MailerClient({ baseUrl })).toThrow(TypeError)
+    } finally {
+      if (saved !== undefined) process.env.MAILER_API_KEY = saved
+    }
+  })
+})

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { baseEnv, ConfigError, envBool, parseEnv } from './index.js'
+
+describe('parseEnv', () => {
+  const schema = baseEnv.extend({ FLAG: envBool(false) })
+  it('applies defaults and treats empty strings as unset', () => {
+    const env = parseEnv(schema, { DATABASE_URL: 'postgres://x@h/db', NATS_PREFIX: '', FLAG: 'true' })
+    expect(env).toMatchObject({
+      NATS_URL: 'nats://127.0.0.1:4222',
+      NATS_PREFIX: '',
+      LOG_LEVEL: 'info',
+      FLAG: true,
+      METRICS_PORT: 9464,
+    })
+  })
+  it('names every bad variable', () => {
+    try {
+      parseEnv(schema.extend({ RATE_PERIOD: z.coerce.number().refine((n) => n === 10 || n === 60) }), {
+        DATABASE_URL: 'mysql://nope',
+        METRICS_PORT: 'abc',
+        RATE_PERIOD: '30',
+      })
+      expect.unreachable()
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError)
+      expect((e as ConfigError).variables).toEqual(
+        expect.arrayContaining(['DATABASE_URL', 'METRICS_PORT', 'RATE_PERIOD']),
+      )
+      expect((e as Error).message).toContain('DATABASE_URL')
+    }
+  })
+})

@@ -1,0 +1,72 @@
+import { z } from 'zod'
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes')
+
+export const envBool = (dflt: boolean) => bool.default(dflt)
+export const envInt = (dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(dflt)
+
+/** Settings every service reads (contract.md part 1). */
+export const baseEnv = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: z
+    .string()
+    .url()
+    .refine((u) => /^postgres(ql)?:/.test(u), 'must be a postgres:// URL'),
+  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /** Prefix for every subject, stream and consumer name (empty in production; tests isolate with it). */
+  NATS_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_]*$/, 'lower-case letters, digits and _ only')
+    .default(''),
+  METRICS_PORT: envInt(9464, 0, 65535),
+  /** Seconds a shutdown may take to drain before the process exits anyway. */
+  SHUTDOWN_TIMEOUT_SECONDS: envInt(25, 1, 600),
+})
+export type BaseEnv = z.infer<typeof baseEnv>
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variables: string[],
+    message: string,
+  ) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
+/**
+ * Parses the environment with a service's schema. A bad or missing value throws a
+ * ConfigError whose message names every offending variable.
+ */
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  source: NodeJS.ProcessEnv | Record<string, string | undefined>,
+): z.infer<S> {
+  // Empty strings mean "unset", as in most deployment tools.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''))
+  const res = schema.safeParse(cleaned)
+  if (res.success) return res.data
+  const lines = res.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)
+  const vars = res.error.issues.map((i) => String(i.path[0] ?? ''))
+  throw new ConfigError(vars, `Invalid configuration:\n${lines.join('\n')}`)
+}
+
+/** For `main.ts`: parse or print the problem and exit 78 (EX_CONFIG). */
+export function loadEnvOrExit<S extends z.ZodType>(
+  schema: S,
+  source: NodeJS.ProcessEnv = process.env,
+): z.infer<S> {
+  try {
+    return parseEnv(schema, source)
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`)
+      process.exit(78)
+    }
+    throw e
+  }
+}

@@ -1,0 +1,41 @@
+import { z } from 'zod'
+import { MAX_CONTACT_IMPORT } from './contacts.js'
+import { pageQuery } from './pagination.js'
+
+const audienceName = z
+  .string()
+  .trim()
+  .min(1, 'name must have 1-200 characters')
+  .max(200, 'name must have 1-200 characters')
+
+export const CreateAudienceBody = z.strictObject({ name: audienceName })
+export type CreateAudienceBody = z.infer<typeof CreateAudienceBody>
+
+export const UpdateAudienceBody = z.strictObject({ name: audienceName.optional() })
+export type UpdateAudienceBody = z.infer<typeof UpdateAudienceBody>
+
+export const AudiencesQuery = pageQuery()
+
+export const AudienceRecord = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** Contacts in the audience, unsubscribed ones included. */
+  contactCount: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+})
+export type AudienceRecord = z.infer<typeof AudienceRecord>
+
+export const DeletedAudience = z.object({ id: z.string(), deleted: z.literal(true) })
+
+/** POST and DELETE /v1/audiences/:id/contacts. */
+export const AudienceContactsBody = z.strictObject({
+  contactIds: z
+    .array(z.string().min(1).max(100))
+    .min(1, 'contactIds needs at least one contact id')
+    .max(MAX_CONTACT_IMPORT, `at most ${MAX_CONTACT_IMPORT} contact ids at once`),
+})
+export type AudienceContactsBody = z.infer<typeof AudienceContactsBody>
+
+export const AddedContacts = z.object({ added: z.number().int() })
+export const RemovedContacts = z.object({ removed: z.number().int() })

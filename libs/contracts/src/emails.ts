@@ -1,0 +1,228 @@
+import { z } from 'zod'
+import { isoWithOffset, pageQuery } from './pagination.js'
+
+/** Email statuses (contract.md part 3). */
+export const EMAIL_STATUS_VALUES = [
+  'queued',
+  'scheduled',
+  'sending',
+  'sent',
+  'delivered',
+  'deferred',
+  'bounced',
+  'complained',
+  'rejected',
+  'failed',
+  'test',
+  'canceled',
+] as const
+
+export const MAX_RECIPIENTS = 50
+export const MAX_ATTACHMENTS = 20
+export const MAX_BATCH = 100
+export const MAX_SCHEDULE_DAYS = 30
+
+// Deliberately lenient (one @, no spaces, control characters or brackets, a dotted domain): the
+// suppression list's pattern minus control characters, so every address we send to can also be
+// suppressed.
+export const ADDRESS_RE =
+  /^[^\s\p{Cc}@<>()[\]\\,;:"]+@[^\s\p{Cc}@<>()[\]\\,;:"]+\.[^\s\p{Cc}@<>()[\]\\,;:".]+$/u
+
+/** `a@b.c` or `Name <a@b.c>` (the name may be quoted); null when neither. */
+export function parseMailbox(value: string): { name: string | null; address: string } | null {
+  const s = value.trim()
+  if (/[\r\n]/.test(s)) return null
+  const m = /^(?:"([^"]*)"|([^"<>]*?))\s*<([^<>\s]+)>$/.exec(s)
+  const address = m ? m[3]! : s
+  if (address.length > 320 || !ADDRESS_RE.test(address)) return null
+  const name = m ? (m[1] ?? m[2] ?? '').trim() : ''
+  return { name: name || null, address }
+}
+
+const address = z
+  .string()
+  .max(320)
+  .refine((s) => ADDRESS_RE.test(s.trim()), 'must be an email address like a@b.c')
+const mailbox = z
+  .string()
+  .max(400)
+  .refine((s) => parseMailbox(s) !== null, 'must be "Name <a@b.c>" or a@b.c')
+/** A string or a list; a single string is taken as a list of one. */
+const listOf = <T extends z.ZodType>(item: T, min = 0) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' ? [v] : v),
+    z.array(item).min(min, `needs at least ${min} address`),
+  )
+const noLineBreaks = (s: string) => !/[\r\n]/.test(s)
+const noNul = (s: string) => !s.includes('\u0000')
+
+/**
+ * The send input (interface.md part 2, contract.md part 3). `headers`, `attachments` and
+ * `scheduledAt` are checked later, in the contract's check order, with their own codes
+ * (`invalid_header`, `invalid_attachment`, `invalid_schedule`), so here they are taken as given.
+ */
+export const SendEmailInput = z
+  .strictObject({
+    from: mailbox.optional(),
+    to: listOf(address, 1),
+    cc: listOf(address).optional(),
+    bcc: listOf(address).optional(),
+    replyTo: listOf(mailbox).optional(),
+    subject: z.string().min(1).max(998).refine(noLineBreaks, 'subject cannot contain line breaks').optional(),
+    html: z.string().optional(),
+    text: z.string().optional(),
+    template: z.string().min(1).max(100).optional(),
+    data: z.unknown().optional(),
+    headers: z.unknown().optional(),
+    attachments: z.unknown().optional(),
+    tags: z.record(z.string().min(1).max(64), z.string().max(256)).optional(),
+    scheduledAt: z.unknown().optional(),
+    trackOpens: z.boolean().optional(),
+    trackClicks: z.boolean().optional(),
+    idempotencyKey: z.string().min(1).max(256).optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.html === undefined && v.text === undefined && v.template === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['html'], message: 'one of html, text or template is required' })
+    }
+    if (v.data !== undefined && v.template === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['data'], message: 'data is only used with template' })
+    }
+  })
+export type SendEmailInput = z.infer<typeof SendEmailInput>
+
+/** One attachment once checked (contract.md part 3). */
+export const Attachment = z.strictObject({
+  filename: z.string().min(1).max(255).refine(noLineBreaks, 'filename cannot contain line breaks'),
+  content: z.string().min(1),
+  type: z
+    .string()
+    .regex(/^[\w.+-]+\/[\w.+-]+$/, 'type must be a MIME type like application/pdf')
+    .optional(),
+  disposition: z.enum(['attachment', 'inline']).optional(),
+  contentId: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine(noLineBreaks, 'contentId cannot contain line breaks')
+    .optional(),
+})
+export type Attachment = z.infer<typeof Attachment>
+
+export const SendResult = z.object({
+  id: z.string(),
+  status: z.enum(['queued', 'scheduled', 'test']),
+  idempotent: z.boolean().optional(),
+})
+export type SendResult = z.infer<typeof SendResult>
+
+/** 202 for an accepted live email, 200 for a test email (interface.md part 4). */
+export const sendStatus = (result: unknown): number =>
+  (result as { status?: string } | null)?.status === 'test' ? 200 : 202
+
+export const BatchItemError = z.object({
+  error: z.object({ type: z.string(), code: z.string(), message: z.string(), param: z.string().optional() }),
+})
+/** A dry-run item that would be accepted: no id, since nothing was stored. */
+export const DryRunResult = z.object({ id: z.null(), status: SendResult.shape.status })
+export type DryRunResult = z.infer<typeof DryRunResult>
+export const BatchItemResult = z.union([SendResult, DryRunResult, BatchItemError])
+export type BatchItemResult = z.infer<typeof BatchItemResult>
+export const BatchResponse = z.object({ data: z.array(BatchItemResult) })
+
+/** The batch body is a JSON array of 1-100 send inputs; `?dryRun=true` only validates. */
+export const BatchBody = z
+  .array(z.unknown())
+  .min(1, 'the batch needs at least one email')
+  .max(MAX_BATCH, `a batch holds at most ${MAX_BATCH} emails`)
+export const BatchQuery = z.object({
+  dryRun: z
+    .enum(['true', 'false', '1', '0'])
+    .transform((v) => v === 'true' || v === '1')
+    .optional(),
+})
+
+export const ListEmailsQuery = pageQuery().extend({
+  status: z.enum(EMAIL_STATUS_VALUES).optional(),
+  to: address.transform((s) => s.trim().toLowerCase()).optional(),
+  from: address.transform((s) => s.trim().toLowerCase()).optional(),
+  q: z.string().min(1).max(200).refine(noNul, 'q cannot contain NUL characters').optional(),
+  tag: z
+    .string()
+    .regex(/^[^:]{1,64}:.{0,256}$/, 'tag must be key:value')
+    .refine(noNul, 'tag cannot contain NUL characters')
+    .optional(),
+  since: isoWithOffset.optional(),
+  until: isoWithOffset.optional(),
+})
+export type ListEmailsQuery = z.infer<typeof ListEmailsQuery>
+
+export const RescheduleBody = z.strictObject({ scheduledAt: z.unknown() })
+
+export const CanceledEmail = z.object({ id: z.string(), status: z.literal('canceled') })
+
+export const EmailRecipientRecord = z.object({
+  address: z.string(),
+  kind: z.enum(['to', 'cc', 'bcc']),
+  status: z.string(),
+  smtpStatus: z.number().int().nullable(),
+  smtpResponse: z.string().nullable(),
+  deliveryMs: z.number().int().nullable(),
+  bounceType: z.string().nullable(),
+  lastEventAt: z.string().nullable(),
+})
+
+export const TimelineEvent = z.object({
+  id: z.string(),
+  type: z.string(),
+  recipient: z.string().nullable(),
+  data: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+})
+
+/** A list item: the email record without `recipients` and `events`. */
+export const EmailSummaryRecord = z.object({
+  id: z.string(),
+  status: z.enum(EMAIL_STATUS_VALUES),
+  mode: z.enum(['live', 'test']),
+  source: z.string(),
+  apiKeyId: z.string().nullable(),
+  from: z.string(),
+  replyTo: z.array(z.string()),
+  to: z.array(z.string()),
+  cc: z.array(z.string()),
+  bcc: z.array(z.string()),
+  subject: z.string(),
+  textPreview: z.string(),
+  tags: z.record(z.string(), z.string()),
+  template: z.string().nullable(),
+  templateVersion: z.number().int().nullable(),
+  attempts: z.number().int(),
+  lastError: z.string().nullable(),
+  trackOpens: z.boolean(),
+  trackClicks: z.boolean(),
+  createdAt: z.string(),
+  queuedAt: z.string().nullable(),
+  sentAt: z.string().nullable(),
+  deliveredAt: z.string().nullable(),
+  failedAt: z.string().nullable(),
+  scheduledAt: z.string().nullable(),
+  openedAt: z.string().nullable(),
+  firstClickedAt: z.string().nullable(),
+})
+
+/** `GET /v1/emails/:id` (contract.md part 3 "Email record"); events oldest first. */
+export const EmailRecord = EmailSummaryRecord.extend({
+  recipients: z.array(EmailRecipientRecord),
+  events: z.array(TimelineEvent),
+})
+export type EmailRecord = z.infer<typeof EmailRecord>
+export type EmailSummaryRecord = z.infer<typeof EmailSummaryRecord>
+
+export const EmailContentRecord = z.object({
+  html: z.string().nullable(),
+  text: z.string().nullable(),
+  headers: z.record(z.string(), z.string()),
+  attachments: z.array(z.object({ filename: z.string(), type: z.string(), size: z.number().int() })),
+})
+export type EmailContentRecord = z.infer<typeof EmailContentRecord>

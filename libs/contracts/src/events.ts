@@ -1,0 +1,67 @@
+import { z } from 'zod'
+
+/** Event types (contract.md part 4). `email.test` is timeline-only and never published. */
+export const EVENT_TYPES = [
+  'email.queued',
+  'email.scheduled',
+  'email.sent',
+  'email.retrying',
+  'email.delivered',
+  'email.deferred',
+  'email.bounced',
+  'email.complained',
+  'email.rejected',
+  'email.failed',
+  'email.canceled',
+  'email.opened',
+  'email.clicked',
+] as const
+export const EventType = z.enum(EVENT_TYPES)
+export type EventType = z.infer<typeof EventType>
+export const TIMELINE_ONLY_TYPES = ['email.test'] as const
+
+export const DeliveryInfo = z.object({
+  status: z.string(),
+  provider: z.string(),
+  deliveryTimeMs: z.number().int(),
+  smtpStatusCode: z.number().int().nullable().optional(),
+  smtpResponse: z.string().nullable().optional(),
+})
+
+/** `data` of every event; extra per-type fields ride along (contract.md part 4). */
+export const EventData = z
+  .object({
+    emailId: z.string(),
+    recipient: z.string().nullable(),
+    from: z.string(),
+    subject: z.string(),
+    tags: z.record(z.string(), z.string()),
+  })
+  .catchall(z.unknown())
+
+/** An event exactly as webhooks receive it and `GET /v1/events` lists it. */
+export const EventPayload = z.object({
+  id: z.string(),
+  type: z.string(),
+  createdAt: z.string(),
+  data: EventData,
+})
+export type EventPayload = z.infer<typeof EventPayload>
+
+/**
+ * A message on the EVENTS stream (subject `events.<type>`, msgID = event id). Only live-mode
+ * events are published; test-key sends fire nothing.
+ */
+export const EventMessage = z.object({
+  projectId: z.string(),
+  event: EventPayload,
+})
+export type EventMessage = z.infer<typeof EventMessage>
+
+/** A message on the EMAILS stream: dispatch attempt `attempt` of one email (msgID `<emailId>:<attempt>`). */
+export const DispatchMessage = z.object({
+  emailId: z.string(),
+  projectId: z.string(),
+  attempt: z.number().int().min(0),
+})
+export type DispatchMessage = z.infer<typeof DispatchMessage>

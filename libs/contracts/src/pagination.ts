@@ -1,0 +1,48 @@
+import { z } from 'zod'
+import { MailerError } from './errors.js'
+
+export const isoWithOffset = z.iso.datetime({ offset: true })
+
+/** `limit` (1-100, default 25) and `cursor`, shared by every paginated list. */
+export function pageQuery(max = 100, dflt = 25) {
+  return z.object({
+    limit: z.coerce.number().int().min(1).max(max).default(dflt),
+    cursor: z.string().min(1).optional(),
+  })
+}
+
+export interface Cursor {
+  createdAt: Date
+  id: string
+}
+
+/** Opaque keyset cursor over (createdAt DESC, id DESC). */
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(`${c.createdAt.toISOString()}|${c.id}`).toString('base64url')
+}
+
+export function decodeCursor(s: string | undefined): Cursor | undefined {
+  if (s === undefined) return undefined
+  const raw = Buffer.from(s, 'base64url').toString('utf8')
+  const [ts, id] = raw.split('|')
+  const createdAt = new Date(ts ?? '')
+  if (!id || Number.isNaN(createdAt.getTime())) {
+    throw new MailerError('invalid_query', 'cursor is not a cursor this API returned', { param: 'cursor' })
+  }
+  return { createdAt, id }
+}
+
+/** Builds `{ data, nextCursor }` from `limit + 1` rows fetched newest first. */
+export function page<T extends { createdAt: Date | string; id: string }, R>(
+  rows: T[],
+  limit: number,
+  map: (row: T) => R,
+): { data: R[]; nextCursor: string | null } {
+  const more = rows.length > limit
+  const slice = more ? rows.slice(0, limit) : rows
+  const last = slice[slice.length - 1]
+  return {
+    data: slice.map(map),
+    nextCursor: more && last ? encodeCursor({ createdAt: new Date(last.createdAt), id: last.id }) : null,
+  }
+}

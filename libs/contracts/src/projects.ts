@@ -1,0 +1,77 @@
+import { z } from 'zod'
+import { isoWithOffset } from './pagination.js'
+
+export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,62}$/
+
+export const CreateProjectBody = z.strictObject({
+  slug: z.string().regex(SLUG_RE, 'slug must match ^[a-z0-9][a-z0-9-]{0,62}$'),
+  name: z.string().min(1).max(200),
+  dailyLimit: z.number().int().min(0).optional(),
+  rpcEnabled: z.boolean().optional(),
+  defaultFrom: z.string().min(3).max(320).nullable().optional(),
+})
+export type CreateProjectBody = z.infer<typeof CreateProjectBody>
+
+export const UpdateProjectBody = z.strictObject({
+  name: z.string().min(1).max(200).optional(),
+  dailyLimit: z.number().int().min(0).optional(),
+  rpcEnabled: z.boolean().optional(),
+  defaultFrom: z.string().min(3).max(320).nullable().optional(),
+  disabled: z.boolean().optional(),
+})
+export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>
+
+export const ProjectRecord = z.object({
+  id: z.string(),
+  slug: z.string(),
+  name: z.string(),
+  dailyLimit: z.number().int(),
+  rpcEnabled: z.boolean(),
+  disabled: z.boolean(),
+  defaultFrom: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+})
+export type ProjectRecord = z.infer<typeof ProjectRecord>
+
+export const KEY_RE = /^fs_(live|test)_[A-Za-z0-9]{32}$/
+export const KEY_PREFIX_LENGTH = 12
+
+export const CreateApiKeyBody = z.strictObject({
+  name: z.string().min(1).max(200),
+  mode: z.enum(['live', 'test']),
+  expiresAt: isoWithOffset
+    .refine((s) => new Date(s).getTime() > Date.now(), 'expiresAt must be in the future')
+    .nullable()
+    .optional(),
+})
+export type CreateApiKeyBody = z.infer<typeof CreateApiKeyBody>
+
+export const RenameApiKeyBody = z.strictObject({ name: z.string().min(1).max(200) })
+
+export const ApiKeyRecord = z.object({
+  id: z.string(),
+  name: z.string(),
+  mode: z.enum(['live', 'test']),
+  prefix: z.string(),
+  expiresAt: z.string().nullable(),
+  lastUsedAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+  createdAt: z.string(),
+})
+export type ApiKeyRecord = z.infer<typeof ApiKeyRecord>
+
+export const CreatedApiKey = ApiKeyRecord.extend({ key: z.string() })
+
+export const MeResponse = z.object({
+  project: z.object({ id: z.string(), slug: z.string(), name: z.string(), dailyLimit: z.number().int() }),
+  key: z.object({
+    id: z.string(),
+    name: z.string(),
+    mode: z.enum(['live', 'test']),
+    prefix: z.string(),
+    expiresAt: z.string().nullable(),
+  }),
+})
+
+export const AdminApiKeysQuery = z.object({ project: z.string().regex(SLUG_RE) })

@@ -1,0 +1,76 @@
+import {
+  ContactRecord,
+  ContactsQuery,
+  CreateContactBody,
+  DeletedContact,
+  ImportContactsBody,
+  ImportContactsQuery,
+  ImportResult,
+  UpdateContactBody,
+} from '../contacts.js'
+import { route } from './define.js'
+
+/** Contact routes owned by the broadcast service (contract.md part 5); all mirrored. */
+export const contactRoutes = [
+  route({
+    method: 'POST',
+    path: '/v1/contacts/import',
+    subject: 'api.broadcast.contacts.import',
+    auth: 'project',
+    mirror: true,
+    summary: 'Upsert 1-5,000 contacts by email (a JSON array); ?audienceId= also adds them to an audience',
+    body: ImportContactsBody,
+    query: ImportContactsQuery,
+    response: ImportResult,
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/contacts',
+    subject: 'api.broadcast.contacts.list',
+    auth: 'project',
+    mirror: true,
+    summary:
+      'List contacts, newest first ({ data, nextCursor }); q searches email and names, audienceId filters',
+    query: ContactsQuery,
+    response: ContactRecord,
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/contacts',
+    subject: 'api.broadcast.contacts.create',
+    auth: 'project',
+    mirror: true,
+    status: 201,
+    summary: 'Create a contact, or update the one with that email',
+    body: CreateContactBody,
+    response: ContactRecord,
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/contacts/:id',
+    subject: 'api.broadcast.contacts.get',
+    auth: 'project',
+    mirror: true,
+    summary: 'Retrieve a contact',
+    response: ContactRecord,
+  }),
+  route({
+    method: 'PATCH',
+    path: '/v1/contacts/:id',
+    subject: 'api.broadcast.contacts.update',
+    auth: 'project',
+    mirror: true,
+    summary: 'Change names, unsubscribed or data',
+    body: UpdateContactBody,
+    response: ContactRecord,
+  }),
+  route({
+    method: 'DELETE',
+    path: '/v1/contacts/:id',
+    subject: 'api.broadcast.contacts.delete',
+    auth: 'project',
+    mirror: true,
+    summary: 'Delete a contact (and its audience memberships)',
+    response: DeletedContact,
+  }),
+]

@@ -1,0 +1,38 @@
+import type { z } from 'zod'
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
+
+/**
+ * One REST route. The gateway registers every entry of the catalog and forwards it, as a
+ * `RouteRequest`, to `subject`, where the owning service answers. Nothing route-specific lives
+ * in the gateway beyond this table.
+ */
+export interface RouteDef {
+  method: HttpMethod
+  /** Express-style path, e.g. `/v1/emails/:id`. */
+  path: string
+  subject: string
+  /**
+   * - `project`: a project API key; with `mirror`, also served at
+   *   `/v1/admin/projects/:slug<path without /v1>` for the admin key.
+   * - `admin`: the admin key only (`/v1/admin/...`).
+   */
+  auth: 'project' | 'admin'
+  mirror?: boolean
+  /** Success status; a function when it depends on the result (202 queued / 200 test). */
+  status?: number | ((result: unknown) => number)
+  /** Request headers forwarded to the service, lower-case. */
+  headers?: string[]
+  summary: string
+  /**
+   * A list route's wrapper, with `response` the schema of one item: `all` is `{ data: [...] }`
+   * (never paginated), `page` is `{ data: [...], nextCursor }`. A GET whose query has `cursor`
+   * is `page` when this is left out. Read by the OpenAPI generator and the SDK's catalog check.
+   */
+  list?: 'all' | 'page'
+  body?: z.ZodType
+  query?: z.ZodType
+  response?: z.ZodType
+}
+
+export const route = (def: RouteDef): RouteDef => def

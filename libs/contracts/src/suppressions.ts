@@ -1,0 +1,44 @@
+import { z } from 'zod'
+import { pageQuery } from './pagination.js'
+
+/**
+ * Why an address is suppressed, weakest first. An address is suppressed once for the whole
+ * deployment; a later, stronger reason replaces a weaker one and never the other way round.
+ */
+export const SUPPRESSION_REASONS = ['manual', 'hard_bounce', 'complaint'] as const
+export const SuppressionReason = z.enum(SUPPRESSION_REASONS)
+export type SuppressionReason = z.infer<typeof SuppressionReason>
+
+export const suppressionRank = (reason: string): number =>
+  SUPPRESSION_REASONS.indexOf(reason as SuppressionReason)
+
+/** Suppressed addresses are stored and compared lower-cased. */
+export const normalizeAddress = (address: string): string => address.trim().toLowerCase()
+
+// Deliberately lenient (one @, no spaces or brackets, a dotted domain): the list must be able
+// to hold any address the send path accepted.
+const ADDRESS_RE = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:".]+$/
+
+export const SuppressionAddress = z
+  .string()
+  .max(320)
+  .transform(normalizeAddress)
+  .refine((a) => ADDRESS_RE.test(a), 'must be an email address')
+
+export const AddSuppressionBody = z.strictObject({
+  address: SuppressionAddress,
+  reason: SuppressionReason.default('manual'),
+})
+export type AddSuppressionBody = z.infer<typeof AddSuppressionBody>
+
+export const SuppressionsQuery = pageQuery(200, 50).extend({ q: z.string().max(320).optional() })
+
+export const SuppressionRecord = z.object({
+  address: z.string(),
+  reason: SuppressionReason,
+  sourceEmailId: z.string().nullable(),
+  createdAt: z.string(),
+})
+export type SuppressionRecord = z.infer<typeof SuppressionRecord>
+
+export const RemovedSuppression = z.object({ address: z.string(), deleted: z.boolean() })

@@ -1,0 +1,131 @@
+import { z } from 'zod'
+import { pageQuery } from './pagination.js'
+
+/** Templates are keyed by name within a project (contract.md part 5). */
+export const TEMPLATE_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,99}$/
+/** A variable: an identifier or a dotted path into nested data (`user.first_name`). */
+export const TEMPLATE_VARIABLE_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/
+export const MAX_TEMPLATE_VARIABLES = 100
+/** Characters of one template part (html or text); far above any real email. */
+export const MAX_TEMPLATE_PART = 1_000_000
+
+export const templateName = z
+  .string()
+  .regex(TEMPLATE_NAME_RE, 'name must be 1-100 of a-z, 0-9, _ and -, starting with a letter or digit')
+
+const subject = z
+  .string()
+  .min(1)
+  .max(998)
+  .refine((s) => !/[\r\n]/.test(s), 'subject cannot contain line breaks')
+const part = z.string().min(1).max(MAX_TEMPLATE_PART)
+
+export const TemplateVariable = z.strictObject({
+  name: z
+    .string()
+    .max(100)
+    .regex(TEMPLATE_VARIABLE_RE, 'must be an identifier or a dotted path like user.name'),
+  /** A send without a value for a required variable fails with invalid_template_data. */
+  required: z.boolean().default(false),
+  /** Sample value, used by the render preview when its data leaves the variable out. */
+  example: z.json().nullable().default(null),
+})
+export type TemplateVariable = z.infer<typeof TemplateVariable>
+
+const variables = z
+  .array(TemplateVariable)
+  .max(MAX_TEMPLATE_VARIABLES)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>()
+    list.forEach((v, i) => {
+      if (seen.has(v.name))
+        ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate variable ${v.name}` })
+      seen.add(v.name)
+    })
+  })
+
+export const CreateTemplateBody = z
+  .strictObject({
+    name: templateName,
+    subject: subject.optional(),
+    html: part.optional(),
+    text: part.optional(),
+    variables: variables.default([]),
+  })
+  .superRefine((v, ctx) => {
+    if (v.html === undefined && v.text === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['html'], message: 'one of html or text is required' })
+    }
+  })
+export type CreateTemplateBody = z.infer<typeof CreateTemplateBody>
+
+/**
+ * Every PATCH makes a new version. `null` removes a part (a template without text derives it
+ * from html). `version`, when given, is the version the change was made from: if the template
+ * has moved on since, 409 `template_conflict` instead of overwriting someone else's change.
+ */
+export const UpdateTemplateBody = z
+  .strictObject({
+    subject: subject.nullable().optional(),
+    html: part.nullable().optional(),
+    text: part.nullable().optional(),
+    variables: variables.optional(),
+    version: z.number().int().min(1).optional(),
+  })
+  .refine(
+    (v) =>
+      v.subject !== undefined || v.html !== undefined || v.text !== undefined || v.variables !== undefined,
+    { message: 'nothing to change: give subject, html, text or variables' },
+  )
+export type UpdateTemplateBody = z.infer<typeof UpdateTemplateBody>
+
+export const RestoreTemplateBody = z.strictObject({ version: z.number().int().min(1) })
+
+export const RenderTemplateBody = z.strictObject({ data: z.record(z.string(), z.unknown()).optional() })
+
+export const ListTemplatesQuery = pageQuery().extend({
+  /** Names containing this text. */
+  q: z.string().min(1).max(100).optional(),
+})
+export type ListTemplatesQuery = z.infer<typeof ListTemplatesQuery>
+
+export const TemplateVersionsQuery = pageQuery()
+
+export const TemplateRecord = z.object({
+  id: z.string(),
+  name: z.string(),
+  subject: z.string().nullable(),
+  html: z.string().nullable(),
+  text: z.string().nullable(),
+  variables: z.array(TemplateVariable),
+  version: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+})
+export type TemplateRecord = z.infer<typeof TemplateRecord>
+
+/** A list item: the record without its html and text bodies. */
+export const TemplateSummaryRecord = TemplateRecord.omit({ html: true, text: true })
+export type TemplateSummaryRecord = z.infer<typeof TemplateSummaryRecord>
+
+export const TemplateVersionRecord = z.object({
+  version: z.number().int(),
+  subject: z.string().nullable(),
+  html: z.string().nullable(),
+  text: z.string().nullable(),
+  variables: z.array(TemplateVariable),
+  createdAt: z.string(),
+})
+export type TemplateVersionRecord = z.infer<typeof TemplateVersionRecord>
+
+export const RenderedTemplateRecord = z.object({
+  subject: z.string().nullable(),
+  html: z.string().nullable(),
+  text: z.string().nullable(),
+})
+
+export const DeletedTemplate = z.object({ id: z.string(), name: z.string(), deleted: z.literal(true) })
+
+/** email → every email replica, core pub/sub: drop the compiled copy of a changed template. */
+export const TemplatesInvalidation = z.object({ projectId: z.string(), name: z.string() })
+export type TemplatesInvalidation = z.infer<typeof TemplatesInvalidation>

@@ -1,0 +1,35 @@
+import type { z } from 'zod'
+import { MailerError } from './errors.js'
+
+function firstIssue(error: z.ZodError): { path: string; message: string } {
+  const issue = error.issues[0]
+  const segments = (issue?.path ?? []).map(String)
+  // An unknown field is reported on the field itself, not on the object holding it.
+  if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) segments.push(issue.keys[0])
+  const path = segments.join('.')
+  return { path, message: issue?.message ?? 'Invalid value' }
+}
+
+/**
+ * Parses a request body. `undefined` (no body at all) is `missing_body`; a schema failure is
+ * `invalid_body` with `param` set to the dotted path of the first problem (contract.md part 0).
+ * A schema may attach its own code to an issue with `params: { code }` (for example
+ * `too_many_recipients`).
+ */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  if (body === undefined || body === null) throw new MailerError('missing_body', 'A JSON body is required')
+  const res = schema.safeParse(body)
+  if (res.success) return res.data
+  const issue = res.error.issues[0] as (z.core.$ZodIssue & { params?: { code?: string } }) | undefined
+  const { path, message } = firstIssue(res.error)
+  const code = issue?.code === 'custom' && issue.params?.code ? issue.params.code : 'invalid_body'
+  throw new MailerError(code, path ? `${path}: ${message}` : message, path ? { param: path } : {})
+}
+
+/** Parses query parameters; failures are `invalid_query` with `param` naming the parameter. */
+export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.infer<S> {
+  const res = schema.safeParse(query ?? {})
+  if (res.success) return res.data
+  const { path, message } = firstIssue(res.error)
+  throw new MailerError('invalid_query', path ? `${path}: ${message}` : message, path ? { param: path } : {})
+}

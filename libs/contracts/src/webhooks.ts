@@ -1,0 +1,109 @@
+import { z } from 'zod'
+import { EVENT_TYPES, TIMELINE_ONLY_TYPES } from './events.js'
+import { isoWithOffset, pageQuery } from './pagination.js'
+import { SLUG_RE } from './projects.js'
+
+/** `whsec_` + 32 random base62 characters (contract.md part 4). */
+export const WEBHOOK_SECRET_RE = /^whsec_[A-Za-z0-9]{32}$/
+export const WEBHOOK_WILDCARD = '*'
+
+/** Default waits (seconds) after attempt n before attempt n+1; then the delivery is `failed`. */
+export const WEBHOOK_RETRY_SCHEDULE_SECONDS = [30, 120, 600, 1800, 3600, 10_800, 21_600, 43_200] as const
+
+/** Only the first 1,024 characters of a receiver's answer are kept. */
+export const WEBHOOK_RESPONSE_BODY_MAX = 1024
+
+/** Headers of every delivery (interface.md part 6). */
+export const WEBHOOK_HEADERS = {
+  signature: 'Service-Signature',
+  eventId: 'Service-Event-Id',
+  deliveryId: 'Service-Delivery-Id',
+  userAgent: 'Service-Webhooks/1.0',
+} as const
+
+const webhookUrl = z
+  .string()
+  .max(2048, 'url must be at most 2048 characters')
+  .regex(/^https?:\/\//i, 'url must start with http:// or https://')
+  .refine((u) => URL.canParse(u) && !/\s/.test(u), 'url is not a valid URL')
+
+const webhookEvents = z
+  .array(
+    z.enum([...EVENT_TYPES, WEBHOOK_WILDCARD] as [string, ...string[]], {
+      error: `must be '*' or one of ${EVENT_TYPES.join(', ')}`,
+    }),
+  )
+  .min(1, "events needs at least one event type, or ['*']")
+  .max(EVENT_TYPES.length + 1)
+  .transform((list) => [...new Set(list)])
+
+export const CreateWebhookBody = z.strictObject({
+  url: webhookUrl,
+  events: webhookEvents.default([WEBHOOK_WILDCARD]),
+  enabled: z.boolean().default(true),
+})
+export type CreateWebhookBody = z.infer<typeof CreateWebhookBody>
+
+export const UpdateWebhookBody = z.strictObject({
+  url: webhookUrl.optional(),
+  events: webhookEvents.optional(),
+  enabled: z.boolean().optional(),
+})
+export type UpdateWebhookBody = z.infer<typeof UpdateWebhookBody>
+
+export const WebhookRecord = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  enabled: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+})
+export type WebhookRecord = z.infer<typeof WebhookRecord>
+
+/** Create and rotate-secret answers: the record plus the secret, shown only here. */
+export const WebhookWithSecret = WebhookRecord.extend({ secret: z.string() })
+export type WebhookWithSecret = z.infer<typeof WebhookWithSecret>
+
+export const DeletedWebhook = z.object({ id: z.string(), deleted: z.literal(true) })
+
+export const DeliveryStatus = z.enum(['pending', 'success', 'failed'])
+
+export const DeliveryRecord = z.object({
+  id: z.string(),
+  webhookId: z.string(),
+  eventId: z.string(),
+  eventType: z.string(),
+  /** Attempts made so far (an attempt in flight counts). */
+  attempt: z.number().int(),
+  status: DeliveryStatus,
+  responseCode: z.number().int().nullable(),
+  responseBody: z.string().nullable(),
+  nextAttemptAt: z.string().nullable(),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+})
+export type DeliveryRecord = z.infer<typeof DeliveryRecord>
+
+export const DeliveriesQuery = pageQuery()
+export const TestDeliveryResponse = z.object({ deliveryId: z.string() })
+
+/** Core NATS broadcast on `webhook.invalidate`: drop the project's cached webhook list. */
+export const WebhookInvalidation = z.object({ projectId: z.string() })
+export type WebhookInvalidation = z.infer<typeof WebhookInvalidation>
+
+// --- event log ----------------------------------------------------------------------------
+
+/** Types `GET /v1/events?type=` accepts (timeline-only `email.test` included for test keys). */
+export const EVENT_LOG_TYPES = [...EVENT_TYPES, ...TIMELINE_ONLY_TYPES] as const
+
+export const EventsQuery = pageQuery().extend({
+  type: z.enum(EVENT_LOG_TYPES as unknown as [string, ...string[]]).optional(),
+  emailId: z.string().min(1).max(100).optional(),
+  since: isoWithOffset.optional(),
+  until: isoWithOffset.optional(),
+})
+export type EventsQuery = z.infer<typeof EventsQuery>
+
+export const AdminEventsQuery = EventsQuery.extend({ project: z.string().regex(SLUG_RE).optional() })
+export type AdminEventsQuery = z.infer<typeof AdminEventsQuery>

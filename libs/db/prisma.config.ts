@@ -1,0 +1,61 @@
+import 'dotenv/config'
+// Offline Prisma 6.19 setup: see docs/development.md (wasm schema engine through adapter-pg).
+import { randomUUID } from 'node:crypto'
+import { PrismaPg } from '@prisma/adapter-pg'
+import { defineConfig } from 'prisma/config'
+
+// Work around prisma/orm#27403: adapter-pg 6.x rejects PostgreSQL's `name` / "char" catalog
+// types, which the wasm schema engine reads during introspection. Report them as text.
+function patch<T>(q: T): T {
+  const a = q as any
+  const orig = a.performIO.bind(a)
+  a.performIO = async (query: unknown) => {
+    const r = await orig(query)
+    for (const res of [r].flat())
+      for (const f of res?.fields ?? []) if (f.dataTypeID === 19 || f.dataTypeID === 18) f.dataTypeID = 25
+    return r
+  }
+  const st = a.startTransaction?.bind(a)
+  if (st) a.startTransaction = async (...args: unknown[]) => patch(await st(...args))
+  return q
+}
+
+const pgConfig = () => {
+  const u = new URL(process.env.DATABASE_URL!)
+  return {
+    host: u.hostname,
+    port: Number(u.port || 5432),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+    database: u.pathname.slice(1),
+  }
+}
+
+class MigratePg extends PrismaPg {
+  async connect() {
+    return patch(await super.connect())
+  }
+  // adapter-pg 6.19's own shadow DB: `{...config, database}` (ignored with connectionString) and it
+  // drops the DB before closing its pool ("is being accessed by other users"). Do it in the right order.
+  async connectToShadowDb() {
+    const main = await this.connect()
+    const name = `prisma_shadow_${randomUUID().replaceAll('-', '')}`
+    await main.executeScript(`CREATE DATABASE "${name}"`)
+    const shadow = patch(await new PrismaPg({ ...pgConfig(), database: name }).connect())
+    const release = shadow.dispose.bind(shadow)
+    shadow.dispose = async () => {
+      await release()
+      await main.executeScript(`DROP DATABASE IF EXISTS "${name}"`)
+      await main.dispose()
+    }
+    return shadow
+  }
+}
+
+export default defineConfig({
+  experimental: { adapter: true },
+  engine: 'js',
+  adapter: async () => new MigratePg(pgConfig()),
+  schema: 'prisma/schema.prisma',
+  migrations: { path: 'prisma/migrations' },
+})

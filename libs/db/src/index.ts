@@ -1,0 +1,6 @@
+export type { Db, DbOptions } from './client.js'
+export { createDb, pingDb, schemaOf } from './client.js'
+export type * from './generated/client/index.js'
+export { Prisma } from './generated/client/index.js'
+export { createPgPool, inTransaction, type PgClient, type PgPool } from './pg-pool.js'
+export { isDatabaseUnavailable } from './unavailable.js'

@@ -1,0 +1,10 @@
+export type { EmailSummary, NewEvent } from './events.js'
+export { buildEvent, eventMessage, recordEvents, timelineRow } from './events.js'
+export type { EmailStatus, RecipientStatus } from './status.js'
+export {
+  advanceRecipient,
+  deriveEmailStatus,
+  EMAIL_STATUSES,
+  isCancelable,
+  isTerminalRecipient,
+} from './status.js'

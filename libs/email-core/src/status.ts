@@ -1,0 +1,58 @@
+import { EMAIL_STATUS_VALUES } from '@mailer/contracts'
+
+/**
+ * Email and recipient statuses (contract.md part 3). A recipient's status never moves down the
+ * ranking; the email's status is derived from its recipients.
+ */
+/** The contract's status list (libs/contracts is the catalog). */
+export const EMAIL_STATUSES = EMAIL_STATUS_VALUES
+export type EmailStatus = (typeof EMAIL_STATUSES)[number]
+
+export type RecipientStatus =
+  | 'queued'
+  | 'sent'
+  | 'deferred'
+  | 'delivered'
+  | 'failed'
+  | 'rejected'
+  | 'bounced'
+  | 'complained'
+
+const RANK: Record<RecipientStatus, number> = {
+  queued: 0,
+  sent: 0,
+  deferred: 1,
+  delivered: 2,
+  failed: 3,
+  rejected: 3,
+  bounced: 4,
+  complained: 5,
+}
+
+/** The recipient's next status: `next` unless that would move it down the ranking. */
+export function advanceRecipient(current: RecipientStatus, next: RecipientStatus): RecipientStatus {
+  return RANK[next] >= RANK[current] ? next : current
+}
+
+/** Final for a recipient: nothing more will be attempted. */
+export const isTerminalRecipient = (s: RecipientStatus): boolean => RANK[s] >= 2
+
+/**
+ * any complained → complained, else any bounced → bounced, any rejected → rejected, any failed →
+ * failed, all delivered → delivered, any deferred → deferred, otherwise (some delivered, some
+ * still on their way) → sent; all still queued → queued.
+ */
+export function deriveEmailStatus(recipients: RecipientStatus[]): EmailStatus {
+  const has = (s: RecipientStatus) => recipients.includes(s)
+  if (has('complained')) return 'complained'
+  if (has('bounced')) return 'bounced'
+  if (has('rejected')) return 'rejected'
+  if (has('failed')) return 'failed'
+  if (recipients.length > 0 && recipients.every((r) => r === 'delivered')) return 'delivered'
+  if (has('deferred')) return 'deferred'
+  if (recipients.every((r) => r === 'queued')) return 'queued'
+  return 'sent'
+}
+
+/** Cancelable: scheduled, or queued and not yet claimed by a dispatcher. */
+export const isCancelable = (s: string): boolean => s === 'scheduled' || s === 'queued'

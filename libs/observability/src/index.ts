@@ -1,0 +1,6 @@
+export type { Logger } from './logger.js'
+export { createLogger, REDACT_PATHS } from './logger.js'
+export { Counter, Gauge, Histogram, LATENCY_BUCKETS, Metrics, Registry } from './metrics.js'
+export type { OpsServer, OpsServerOptions } from './ops-server.js'
+export { startOpsServer } from './ops-server.js'
+export { onShutdown } from './shutdown.js'

@@ -1,0 +1,89 @@
+import { MailerError } from '@mailer/contracts'
+import { describe, expect, it } from 'vitest'
+import { checkSyntax, checkTemplateSyntax, compileTemplate, renderTemplate } from './compile.js'
+
+const errorOf = (fn: () => unknown): MailerError => {
+  try {
+    fn()
+  } catch (e) {
+    if (e instanceof MailerError) return e
+    throw e
+  }
+  throw new Error('expected a MailerError')
+}
+
+describe('renderTemplate', () => {
+  it('escapes {{x}} in html only, never {{{x}}}, and leaves subject and text unescaped', () => {
+    const out = renderTemplate(
+      { subject: 'Hi {{name}}', html: '<p>{{name}} / {{{name}}}</p>', text: 'Hello {{name}}' },
+      { name: 'Tom & <Jerry>' },
+    )
+    expect(out).toEqual({
+      subject: 'Hi Tom & <Jerry>',
+      html: '<p>Tom &amp; &lt;Jerry&gt; / Tom & <Jerry></p>',
+      text: 'Hello Tom & <Jerry>',
+    })
+  })
+
+  it('supports #if and #each', () => {
+    const out = renderTemplate(
+      { html: '{{#if vip}}<b>VIP</b>{{/if}}<ul>{{#each items}}<li>{{name}}</li>{{/each}}</ul>' },
+      { vip: true, items: [{ name: 'a' }, { name: 'b' }] },
+    )
+    expect(out.html).toBe('<b>VIP</b><ul><li>a</li><li>b</li></ul>')
+  })
+
+  it('derives text from the rendered html when there is no text part', () => {
+    const out = renderTemplate(
+      { html: '<h1>Hello {{name}}</h1><p>Your code: <b>{{code}}</b></p>' },
+      { name: 'A&B', code: 42 },
+    )
+    expect(out.text).toBe('Hello A&B\n\nYour code: 42')
+  })
+
+  it('keeps a subject on one line whatever the data holds', () => {
+    const out = renderTemplate({ subject: 'Hi {{name}}' }, { name: 'x\r\nBcc: evil@example.com' })
+    expect(out.subject).toBe('Hi x Bcc: evil@example.com')
+  })
+
+  it('renders missing variables as empty and returns null for absent parts', () => {
+    expect(renderTemplate({ subject: 'Hi {{name}}!' }, {})).toEqual({
+      subject: 'Hi !',
+      html: null,
+      text: null,
+    })
+  })
+
+  it('does not expose prototype properties', () => {
+    expect(renderTemplate({ text: '[{{constructor}}][{{__proto__}}]' }, {}).text).toBe('[][]')
+  })
+
+  it('compiles once and renders many times', () => {
+    const t = compileTemplate({ subject: '#{{n}}' })
+    expect([1, 2].map((n) => t.render({ n }).subject)).toEqual(['#1', '#2'])
+  })
+})
+
+describe('checkSyntax', () => {
+  it('accepts valid templates', () => {
+    expect(() =>
+      checkTemplateSyntax({ subject: 'a {{b}}', html: '{{#each x}}{{this}}{{/each}}', text: null }),
+    ).not.toThrow()
+  })
+
+  it.each([
+    ['unclosed block', '{{#if x}}a'],
+    ['unclosed mustache', 'Hello {{name'],
+    ['unknown helper', '{{shout name}}'],
+    ['partial', '{{> footer}}'],
+  ])('rejects %s with invalid_template and the field as param', (_what, src) => {
+    const e = errorOf(() => checkSyntax(src, 'html'))
+    expect(e).toMatchObject({ code: 'invalid_template', status: 400, param: 'html' })
+    expect(e.message.startsWith('html: ')).toBe(true)
+  })
+
+  it('names the first broken part, with a prefix', () => {
+    const e = errorOf(() => checkTemplateSyntax({ subject: 'ok', html: 'ok', text: '{{/x}}' }, 'template.'))
+    expect(e.param).toBe('template.text')
+  })
+})

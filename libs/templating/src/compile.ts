@@ -1,0 +1,135 @@
+import { fail } from '@mailer/contracts'
+import Handlebars from 'handlebars'
+import { htmlToText } from './html-to-text.js'
+
+// An isolated environment: nothing registered on the global Handlebars object (by us or a
+// dependency) can change what a stored template does.
+const hb = Handlebars.create()
+
+/** The parts of an email a template can supply. */
+export interface TemplateSource {
+  subject?: string | null | undefined
+  html?: string | null | undefined
+  text?: string | null | undefined
+}
+
+export interface RenderedContent {
+  subject: string | null
+  html: string | null
+  /** Given text, else derived from the rendered html, else null. */
+  text: string | null
+}
+
+export type TemplateField = 'subject' | 'html' | 'text'
+
+/** RFC 5322's line limit, and the send input's subject limit. */
+const MAX_SUBJECT = 998
+
+/**
+ * Checks Handlebars syntax at save time, so a broken template never reaches a send.
+ * Only the built-in helpers (`if`, `unless`, `each`, `with`, `lookup`, `log`) exist; unknown
+ * helpers, partials and decorators would only fail later, when an email is rendered, so they
+ * are rejected here. Throws 400 `invalid_template` with `param` = `<prefix><field>`.
+ */
+export function checkSyntax(source: string, field: TemplateField, paramPrefix = ''): void {
+  const param = `${paramPrefix}${field}`
+  let ast: hbs.AST.Program
+  try {
+    ast = hb.parse(source)
+  } catch (e) {
+    throw fail('invalid_template', `${field}: ${oneLine(e)}`, param)
+  }
+  const unsupported = findUnsupported(ast)
+  if (unsupported) throw fail('invalid_template', `${field}: ${unsupported} are not supported`, param)
+  try {
+    hb.precompile(source, { knownHelpersOnly: true })
+  } catch (e) {
+    throw fail('invalid_template', `${field}: ${oneLine(e)}`, param)
+  }
+}
+
+/** Checks every present part; see checkSyntax. */
+export function checkTemplateSyntax(src: TemplateSource, paramPrefix = ''): void {
+  for (const field of ['subject', 'html', 'text'] as const) {
+    const value = src[field]
+    if (typeof value === 'string') checkSyntax(value, field, paramPrefix)
+  }
+}
+
+export interface CompiledTemplate {
+  /** Renders with `data`; a runtime failure is 400 `invalid_template_data` (param `data`). */
+  render(data: Record<string, unknown>): RenderedContent
+}
+
+type Fn = (data: unknown) => string
+
+/**
+ * Compiles a template once for many renders (callers cache the result). `{{x}}` is
+ * HTML-escaped in html and left as is in subject and text, which are not HTML; `{{{x}}}` is
+ * never escaped. The syntax should have been checked with checkSyntax when it was saved.
+ */
+export function compileTemplate(src: TemplateSource): CompiledTemplate {
+  const opts = { knownHelpersOnly: true }
+  const compile = (s: string | null | undefined, noEscape: boolean): Fn | null =>
+    typeof s === 'string' ? (hb.compile(s, { ...opts, noEscape }) as Fn) : null
+  const subject = compile(src.subject, true)
+  const html = compile(src.html, false)
+  const text = compile(src.text, true)
+
+  return {
+    render(data) {
+      try {
+        const renderedHtml = html ? html(data) : null
+        return {
+          subject: subject ? cleanSubject(subject(data)) : null,
+          html: renderedHtml,
+          text: text ? text(data) : renderedHtml !== null ? htmlToText(renderedHtml) : null,
+        }
+      } catch (e) {
+        throw fail('invalid_template_data', `The template could not be rendered: ${oneLine(e)}`, 'data')
+      }
+    },
+  }
+}
+
+/** Renders once (previews, one-off sends); prefer compileTemplate for repeated renders. */
+export function renderTemplate(src: TemplateSource, data: Record<string, unknown>): RenderedContent {
+  return compileTemplate(src).render(data)
+}
+
+// A subject is one header line: data containing line breaks must not split it (or inject headers).
+function cleanSubject(s: string): string {
+  return s
+    .replace(/\s*[\r\n]+\s*/g, ' ')
+    .trim()
+    .slice(0, MAX_SUBJECT)
+}
+
+function oneLine(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e)
+  return msg
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/-+\^/g, '^')
+    .trim()
+    .slice(0, 300)
+}
+
+/** The first construct the render path cannot serve (partials, decorators), if any. */
+function findUnsupported(node: unknown): string | null {
+  if (node === null || typeof node !== 'object') return null
+  const type = (node as { type?: string }).type
+  if (type === 'PartialStatement' || type === 'PartialBlockStatement') return 'partials ({{> name}})'
+  if (type === 'Decorator' || type === 'DecoratorBlock') return 'decorators ({{* name}})'
+  for (const value of Object.values(node)) {
+    if (Array.isArray(value)) {
+      for (const v of value) {
+        const found = findUnsupported(v)
+        if (found) return found
+      }
+    } else if (value && typeof value === 'object' && value !== (node as { loc?: unknown }).loc) {
+      const found = findUnsupported(value)
+      if (found) return found
+    }
+  }
+  return null
+}

@@ -1,0 +1,18 @@
+export {
+  type CompiledTemplate,
+  checkSyntax,
+  checkTemplateSyntax,
+  compileTemplate,
+  type RenderedContent,
+  renderTemplate,
+  type TemplateField,
+  type TemplateSource,
+} from './compile.js'
+export { decodeEntities, htmlToText } from './html-to-text.js'
+export {
+  checkRequired,
+  exampleData,
+  lookupPath,
+  templateData,
+  type VariableSpec,
+} from './variables.js'

@@ -1,0 +1,3 @@
+export type { TestEnv } from './test-env.js'
+export { useTestEnv } from './test-env.js'
+export { waitFor } from './wait-for.js'

@@ -1,0 +1,227 @@
+#!/usr/bin/env node
+// `make dev`: find or start PostgreSQL and NATS, apply migrations, run every service as its own
+// process with prefixed, readable logs, print the base URL and admin key. Ctrl-C stops it all.
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { connect as tcpConnect } from 'node:net'
+import { join } from 'node:path'
+
+const root = new URL('..', import.meta.url).pathname
+const data = join(root, '.data')
+mkdirSync(data, { recursive: true })
+const require = createRequire(join(root, 'libs/db/package.json'))
+const pg = require('pg')
+
+// Start order: back-end services first, the gateway last. Metrics ports follow METRICS_ORDER.
+const SERVICES = ['auth', 'email', 'dispatcher', 'webhook', 'broadcast', 'analytics', 'gateway']
+const METRICS_ORDER = ['gateway', 'auth', 'email', 'dispatcher', 'webhook', 'broadcast', 'analytics']
+const COLORS = [36, 33, 35, 32, 34, 91, 96]
+const children = []
+const cleanups = []
+
+const log = (msg) => console.log(`\x1b[1m[dev]\x1b[0m ${msg}`)
+const reachable = (host, port) =>
+  new Promise((resolve) => {
+    const s = tcpConnect({ host, port, timeout: 800 }, () => {
+      s.destroy()
+      resolve(true)
+    })
+    s.on('error', () => resolve(false))
+    s.on('timeout', () => {
+      s.destroy()
+      resolve(false)
+    })
+  })
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0
+const asRoot = (args) => (process.getuid?.() === 0 ? args : ['sudo', ...args])
+
+function aptInstall(pkg) {
+  log(`installing ${pkg} from the OS packages`)
+  const [cmd, ...rest] = asRoot(['apt-get', 'install', '-y', '-qq', pkg])
+  spawnSync(asRoot(['apt-get', 'update', '-qq'])[0], asRoot(['apt-get', 'update', '-qq']).slice(1), {
+    stdio: 'inherit',
+  })
+  const r = spawnSync(cmd, rest, {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  })
+  if (r.status !== 0) throw new Error(`could not install ${pkg}`)
+}
+
+async function postgres() {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL
+  if (await reachable('127.0.0.1', 5432))
+    return ensureDb('postgres://postgres@127.0.0.1:5432/postgres', 'mailer')
+  // Start a private cluster under .data/pg on port 5433.
+  const bins = () =>
+    existsSync('/usr/lib/postgresql')
+      ? readdirSync('/usr/lib/postgresql')
+          .sort()
+          .reverse()
+          .map((v) => `/usr/lib/postgresql/${v}/bin`)
+      : []
+  if (bins().length === 0) aptInstall('postgresql')
+  const bin = bins()[0]
+  const dir = join(data, 'pg')
+  const asPg = (args) => (process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...args] : args)
+  if (!existsSync(join(dir, 'PG_VERSION'))) {
+    mkdirSync(dir, { recursive: true })
+    if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres', dir])
+    const [c, ...a] = asPg([`${bin}/initdb`, '-D', dir, '-U', 'postgres', '--auth=trust'])
+    execFileSync(c, a, { stdio: 'ignore' })
+  }
+  const [c, ...a] = asPg([
+    `${bin}/pg_ctl`,
+    '-D',
+    dir,
+    '-o',
+    '-p 5433 -k /tmp -c listen_addresses=127.0.0.1',
+    '-l',
+    join(dir, 'log'),
+    '-w',
+    'start',
+  ])
+  execFileSync(c, a, { stdio: 'ignore' })
+  cleanups.push(() => {
+    const [c2, ...a2] = asPg([`${bin}/pg_ctl`, '-D', dir, '-m', 'fast', 'stop'])
+    spawnSync(c2, a2, { stdio: 'ignore' })
+  })
+  log('started PostgreSQL on 127.0.0.1:5433 (data in .data/pg)')
+  return ensureDb('postgres://postgres@127.0.0.1:5433/postgres', 'mailer')
+}
+
+async function ensureDb(adminUrl, name) {
+  const c = new pg.Client({ connectionString: adminUrl })
+  await c.connect()
+  const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+  if (!rowCount) await c.query(`CREATE DATABASE "${name}"`)
+  await c.end()
+  const u = new URL(adminUrl)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+
+async function nats() {
+  if (process.env.NATS_URL) return process.env.NATS_URL
+  if (await reachable('127.0.0.1', 4222)) return 'nats://127.0.0.1:4222'
+  if (!has('nats-server') && !existsSync('/usr/sbin/nats-server')) aptInstall('nats-server')
+  const bin = has('nats-server') ? 'nats-server' : '/usr/sbin/nats-server'
+  const dir = join(data, 'nats')
+  mkdirSync(dir, { recursive: true })
+  const p = spawn(bin, ['-a', '127.0.0.1', '-p', '4222', '-js', '-sd', dir], { stdio: 'ignore' })
+  cleanups.push(() => p.kill('SIGTERM'))
+  for (let i = 0; i < 50 && !(await reachable('127.0.0.1', 4222)); i++) await sleep(100)
+  log('started nats-server with JetStream on 127.0.0.1:4222 (data in .data/nats)')
+  return 'nats://127.0.0.1:4222'
+}
+
+function secret(file, make) {
+  const path = join(data, file)
+  if (!existsSync(path)) writeFileSync(path, make(), { mode: 0o600 })
+  return readFileSync(path, 'utf8').trim()
+}
+
+// Pretty-prints pino JSON lines: "12:00:01 INFO  message key=value".
+function pretty(line) {
+  try {
+    const o = JSON.parse(line)
+    const { time, level, msg, service: _s, version: _v, pid: _p, hostname: _h, ...rest } = o
+    const t = typeof time === 'string' ? time.slice(11, 19) : ''
+    const lvl = String(level).toUpperCase().padEnd(5)
+    const extra = Object.entries(rest)
+      .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
+      .join(' ')
+    return `${t} ${lvl} ${msg ?? ''} ${extra}`.trimEnd()
+  } catch {
+    return line
+  }
+}
+
+function run(name, i, env) {
+  const color = COLORS[i % COLORS.length]
+  const tag = `\x1b[${color}m${name.padEnd(10)}\x1b[0m|`
+  const p = spawn(process.execPath, ['--import', 'tsx', `services/${name}/src/main.ts`], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  for (const stream of [p.stdout, p.stderr]) {
+    let buf = ''
+    stream.on('data', (d) => {
+      buf += d
+      const lines = buf.split('\n')
+      buf = lines.pop()
+      for (const l of lines) if (l) console.log(`${tag} ${pretty(l)}`)
+    })
+  }
+  p.on('exit', (code, sig) => {
+    if (!stopping) log(`${name} exited (${sig ?? code})`)
+  })
+  children.push(p)
+}
+
+let stopping = false
+async function stop() {
+  if (stopping) return
+  stopping = true
+  log('stopping services (drain)…')
+  for (const c of children) c.kill('SIGTERM')
+  await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.on('exit', r)))))
+  for (const f of cleanups.reverse()) f()
+  log('stopped')
+  process.exit(0)
+}
+process.on('SIGINT', stop)
+process.on('SIGTERM', stop)
+
+const databaseUrl = await postgres()
+const natsUrl = await nats()
+log('applying migrations')
+execFileSync('pnpm', ['--filter', '@mailer/db', 'migrate'], {
+  cwd: root,
+  stdio: ['ignore', 'ignore', 'inherit'],
+  env: { ...process.env, DATABASE_URL: databaseUrl },
+})
+
+const adminKey =
+  process.env.ADMIN_API_KEY ?? secret('admin-key', () => `admin_${randomBytes(18).toString('base64url')}`)
+const port = Number(process.env.PORT ?? 3000)
+const base = {
+  ...process.env,
+  NODE_ENV: 'development',
+  DATABASE_URL: databaseUrl,
+  NATS_URL: natsUrl,
+  ADMIN_API_KEY: adminKey,
+  PUBLIC_URL: process.env.PUBLIC_URL ?? `http://localhost:${port}`,
+  TRACKING_SECRET:
+    process.env.TRACKING_SECRET ?? secret('tracking-secret', () => randomBytes(32).toString('hex')),
+  MAIL_TRANSPORT: process.env.MAIL_TRANSPORT ?? (process.env.SMTP_URL ? 'smtp' : 'file'),
+  MAIL_OUTBOX_DIR: process.env.MAIL_OUTBOX_DIR ?? join(data, 'outbox'),
+  DOMAIN_VERIFICATION: process.env.DOMAIN_VERIFICATION ?? 'skip',
+  WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
+  DEV_ROUTES: process.env.DEV_ROUTES ?? 'true',
+}
+const present = SERVICES.filter((s) => existsSync(join(root, 'services', s, 'src', 'main.ts')))
+for (const [i, name] of present.entries()) {
+  run(name, i, { ...base, PORT: String(port), METRICS_PORT: String(9464 + METRICS_ORDER.indexOf(name)) })
+}
+
+const url = `http://localhost:${port}`
+for (let i = 0; i < 300; i++) {
+  try {
+    const r = await fetch(`${url}/health`)
+    if (r.ok) break
+  } catch {}
+  await sleep(200)
+}
+console.log(`
+\x1b[1mMailer is running\x1b[0m
+  base URL:   ${url}
+  admin key:  ${adminKey}
+  outbox:     ${base.MAIL_TRANSPORT === 'file' ? base.MAIL_OUTBOX_DIR : base.SMTP_URL}
+  metrics:    http://localhost:9464/metrics (gateway; other services on 9465-9470)
+Press Ctrl-C to stop.
+`)

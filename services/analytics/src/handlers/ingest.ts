@@ -1,0 +1,183 @@
+import {
+  consume,
+  decodeJson,
+  ensureConsumer,
+  ensureStream,
+  type RunningConsumer,
+  type Runtime,
+} from '@mailer/bus'
+import { CONSUMERS, EVENT_TYPES, EventMessage, STREAMS } from '@mailer/contracts'
+import { pingDb } from '@mailer/db'
+import type { Metrics } from '@mailer/observability'
+import type { JsMsg } from 'nats'
+import { type Classified, classify, type Effect } from '../domain/event-effects.js'
+import type { AnalyticsEnv } from '../env.js'
+import type { AggregateStore } from '../infra/aggregate-store.js'
+import { Batcher } from '../infra/batcher.js'
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES)
+/** Metric label for an event type: one of the contract's types, or `other` (bounded). */
+const typeLabel = (type: string): string => (KNOWN_TYPES.has(type) ? type : 'other')
+
+/** Redelivery delay after a failed batch: 1 s, 2 s, 4 s … capped at 60 s. */
+const retryDelayMs = (msg: JsMsg): number =>
+  Math.min(60_000, 1_000 * 2 ** Math.min(6, Math.max(0, msg.info.redeliveryCount - 1)))
+
+function ingestMetrics(metrics: Metrics) {
+  return {
+    ingested: metrics.counter('events_ingested_total', 'Events consumed and acknowledged, by type', ['type']),
+    duplicates: metrics.counter(
+      'events_duplicate_total',
+      'Events that changed nothing: redelivered, or already counted',
+    ),
+    invalid: metrics.counter('events_invalid_total', 'Messages terminated: not valid event messages'),
+    failures: metrics.counter(
+      'ingest_batch_failures_total',
+      'Batches whose transaction failed (redelivered)',
+    ),
+    seconds: metrics.histogram('ingest_batch_seconds', 'Time to write one batch of events'),
+    size: metrics.histogram(
+      'ingest_batch_size',
+      'Messages per batch',
+      [],
+      [1, 5, 10, 25, 50, 100, 200, 500, 1000],
+    ),
+    lag: metrics.gauge('ingest_lag_seconds', 'Age of the newest event of the last batch when it was written'),
+  }
+}
+
+interface Item {
+  msg: JsMsg
+  type: string
+  effect: Effect | null
+}
+
+/**
+ * A message that failed on its own, with the database up, this many times is terminated (and
+ * logged) rather than retried forever.
+ */
+const MAX_DELIVERIES = 10
+
+/** Decodes and classifies one message; anything unreadable is `invalid`. */
+function read(msg: JsMsg): { type: string | null; classified: Classified } {
+  let raw: unknown
+  try {
+    raw = decodeJson(msg.data)
+  } catch {
+    return { type: null, classified: { kind: 'invalid', reason: 'not JSON' } }
+  }
+  const parsed = EventMessage.safeParse(raw)
+  if (!parsed.success)
+    return {
+      type: null,
+      classified: { kind: 'invalid', reason: parsed.error.issues[0]?.message ?? 'schema' },
+    }
+  return { type: parsed.data.event.type, classified: classify(parsed.data) }
+}
+
+/**
+ * Consumes the EVENTS stream into the aggregates. Messages are batched (up to
+ * ANALYTICS_BATCH_SIZE or ANALYTICS_BATCH_WAIT_MS) and each batch is one transaction; only then
+ * are its messages acked. A message that is not a valid event is terminated. When a batch's
+ * transaction fails, its messages are written one by one, so that a single bad event cannot hold
+ * back the others; those that still fail are redelivered with back-off (the idempotency keys make
+ * every retry safe) and terminated after MAX_DELIVERIES attempts.
+ */
+export async function startIngest(
+  rt: Runtime<AnalyticsEnv>,
+  store: AggregateStore,
+): Promise<RunningConsumer> {
+  const { bus, env, logger } = rt
+  const m = ingestMetrics(rt.metrics)
+
+  /** Writes items' effects in one transaction, then acks them; throws if the transaction fails. */
+  async function commit(items: Item[]): Promise<void> {
+    const effects = items.flatMap((i) => (i.effect ? [i.effect] : []))
+    const counted = effects.length > 0 ? await store.apply(effects) : []
+    for (const { msg, type } of items) {
+      msg.ack()
+      m.ingested.inc({ type: typeLabel(type) })
+    }
+    m.duplicates.inc(effects.length - counted.length)
+    const newest = Math.max(0, ...effects.map((e) => e.at.getTime()))
+    if (newest > 0) m.lag.set(Math.max(0, (Date.now() - newest) / 1000))
+  }
+
+  /** Redelivery later, or, for a message that keeps failing on its own, termination. */
+  function giveBack(item: Item, err: unknown): void {
+    if (item.msg.info.redeliveryCount >= MAX_DELIVERIES) {
+      logger.error({ err, subject: item.msg.subject, seq: item.msg.seq }, 'event keeps failing; terminated')
+      m.invalid.inc()
+      item.msg.term()
+    } else {
+      item.msg.nak(retryDelayMs(item.msg))
+    }
+  }
+
+  async function flush(msgs: JsMsg[]): Promise<void> {
+    const end = m.seconds.startTimer()
+    m.size.observe(msgs.length)
+    const items: Item[] = []
+    for (const msg of msgs) {
+      const { type, classified } = read(msg)
+      if (type === null || classified.kind === 'invalid') {
+        m.invalid.inc()
+        const reason = classified.kind === 'invalid' ? classified.reason : 'invalid'
+        logger.warn({ subject: msg.subject, seq: msg.seq, reason }, 'invalid event message terminated')
+        msg.term()
+        continue
+      }
+      items.push({ msg, type, effect: classified.kind === 'counted' ? classified.effect : null })
+    }
+    try {
+      await commit(items)
+    } catch (err) {
+      m.failures.inc()
+      if (!(await pingDb(rt.db))) {
+        // The database is away: everything comes back later, nothing is given up on.
+        logger.error(
+          { err, messages: items.length },
+          'analytics batch failed, database unreachable; redelivering',
+        )
+        for (const { msg } of items) msg.nak(retryDelayMs(msg))
+        return
+      }
+      logger.warn({ err, messages: items.length }, 'analytics batch failed; writing its messages one by one')
+      // One bad event must not hold back the rest of its batch: write each on its own.
+      for (const item of items) {
+        try {
+          await commit([item])
+        } catch (e) {
+          giveBack(item, e)
+        }
+      }
+    } finally {
+      end()
+    }
+  }
+
+  await ensureStream(bus, STREAMS.EVENTS)
+  await ensureConsumer(bus, STREAMS.EVENTS.name, CONSUMERS.analyticsIngest, {
+    max_ack_pending: Math.max(1_000, env.ANALYTICS_BATCH_SIZE * 4),
+  })
+  const batcher = new Batcher<JsMsg>({
+    maxSize: env.ANALYTICS_BATCH_SIZE,
+    maxWaitMs: env.ANALYTICS_BATCH_WAIT_MS,
+    flush,
+  })
+  const running = await consume(bus, {
+    stream: STREAMS.EVENTS.name,
+    durable: CONSUMERS.analyticsIngest,
+    // Enough messages in hand to fill a batch while the previous one is being written.
+    concurrency: env.ANALYTICS_BATCH_SIZE,
+    logger,
+    metrics: rt.metrics,
+    handle: (msg) => batcher.add(msg),
+  })
+  return {
+    async stop() {
+      await running.stop()
+      await batcher.drain()
+    },
+  }
+}

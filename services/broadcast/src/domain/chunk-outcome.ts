@@ -1,0 +1,76 @@
+/** What became of one contact of a chunk (the `outcome` label of mailer_broadcast_emails_total). */
+export type ContactOutcome =
+  | 'accepted'
+  | 'duplicate'
+  | 'suppressed'
+  | 'unsubscribed'
+  | 'render_failed'
+  | 'rejected'
+  | 'limited'
+
+export type LimitCode = 'rate_limited' | 'daily_limit_exceeded'
+
+/** One contact of a chunk, in walk order: skipped before sending, or the index of its batch item. */
+export type ChunkEntry =
+  | { contactId: string; skipped: 'unsubscribed' | 'render_failed' }
+  | { contactId: string; item: number }
+
+/** A batch item's answer as the email service gives it. */
+export type ItemResult =
+  | { id: string | null; status: string; idempotent?: boolean }
+  | { error: { code: string } }
+
+export interface ChunkSettlement {
+  /** The last contact done with; the next chunk starts after it. */
+  cursor: string | null
+  /** Set when an item hit a send limit: the broadcast pauses and retries from that contact. */
+  limit: LimitCode | null
+  tally: Partial<Record<ContactOutcome, number>>
+}
+
+const LIMITS: readonly string[] = ['rate_limited', 'daily_limit_exceeded']
+
+function classify(r: ItemResult): ContactOutcome {
+  if (!('error' in r)) return r.idempotent ? 'duplicate' : 'accepted'
+  switch (r.error.code) {
+    case 'recipient_suppressed':
+      return 'suppressed'
+    // The key was used before with other content (the contact changed since a crash): it was sent.
+    case 'idempotency_payload_mismatch':
+      return 'duplicate'
+    default:
+      return LIMITS.includes(r.error.code) ? 'limited' : 'rejected'
+  }
+}
+
+/**
+ * Settles a chunk against the batch answer. Limits admit a prefix of the items, so the cursor
+ * moves to the contact just before the first limited item and everything from there is tried
+ * again on resume (items past it that were accepted anyway are idempotent repeats then).
+ */
+export function settleChunk(
+  prevCursor: string | null,
+  entries: readonly ChunkEntry[],
+  results: readonly ItemResult[],
+): ChunkSettlement {
+  const tally: Partial<Record<ContactOutcome, number>> = {}
+  const count = (o: ContactOutcome) => {
+    tally[o] = (tally[o] ?? 0) + 1
+  }
+  let cursor = prevCursor
+  let limit: LimitCode | null = null
+  for (const e of entries) {
+    const result: ItemResult | null =
+      'item' in e ? (results[e.item] ?? { error: { code: 'missing_result' } }) : null
+    const outcome = result ? classify(result) : (e as { skipped: ContactOutcome }).skipped
+    if (outcome === 'limited') {
+      limit ??= (result as { error: { code: LimitCode } }).error.code
+      count(outcome)
+      continue
+    }
+    if (limit) continue
+    count(outcome)
+    cursor = e.contactId
+  }
+  return { cursor, limit, tally }
+}

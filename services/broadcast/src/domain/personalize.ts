@@ -1,0 +1,76 @@
+import { broadcastEmailKey, fail } from '@mailer/contracts'
+import type { CompiledTemplate } from '@mailer/templating'
+
+/** What a broadcast email is made from. */
+export interface BroadcastContent {
+  id: string
+  from: string
+  subject: string
+  html: string
+  text: string | null
+}
+
+export interface ContactForSend {
+  id: string
+  email: string
+  firstName: string | null
+  lastName: string | null
+  data: unknown
+}
+
+/** The send input the email service receives for one contact (contract.md part 3). */
+export interface BroadcastSendInput {
+  from: string
+  to: string
+  subject: string
+  html: string
+  text?: string
+  headers: Record<string, string>
+  tags: { broadcast_id: string }
+  idempotencyKey: string
+}
+
+/**
+ * A contact's template variables: its own `data`, then the reserved names, which always win
+ * (a contact's data cannot fake another address or unsubscribe link).
+ */
+export function contactVariables(c: ContactForSend, unsubscribeUrl: string): Record<string, unknown> {
+  const data = c.data !== null && typeof c.data === 'object' && !Array.isArray(c.data) ? c.data : {}
+  return {
+    ...(data as Record<string, unknown>),
+    email: c.email,
+    first_name: c.firstName ?? '',
+    last_name: c.lastName ?? '',
+    unsubscribe_url: unsubscribeUrl,
+  }
+}
+
+/**
+ * One contact's email: rendered content, RFC 8058 one-click unsubscribe headers, the
+ * `broadcast_id` tag and the idempotency key that makes a resend after a crash a no-op.
+ * Throws the renderer's 400 `invalid_template_data` when the contact's data cannot be rendered.
+ */
+export function personalize(
+  b: BroadcastContent,
+  template: CompiledTemplate,
+  c: ContactForSend,
+  unsubscribeUrl: string,
+): BroadcastSendInput {
+  const out = template.render(contactVariables(c, unsubscribeUrl))
+  if (!out.subject)
+    throw fail('invalid_template_data', 'The subject renders empty for this contact', 'subject')
+  const input: BroadcastSendInput = {
+    from: b.from,
+    to: c.email,
+    subject: out.subject,
+    html: out.html ?? '',
+    headers: {
+      'List-Unsubscribe': `<${unsubscribeUrl}>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    },
+    tags: { broadcast_id: b.id },
+    idempotencyKey: broadcastEmailKey(b.id, c.id),
+  }
+  if (out.text) input.text = out.text
+  return input
+}

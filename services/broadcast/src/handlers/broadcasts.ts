@@ -1,0 +1,95 @@
+import { serveRoutes } from '@mailer/bus'
+import {
+  BroadcastsQuery,
+  CreateBroadcastBody,
+  encodeCursor,
+  parseBody,
+  parseQuery,
+  requireProject,
+  SendBroadcastBody,
+  UpdateBroadcastBody,
+} from '@mailer/contracts'
+import type { Db } from '@mailer/db'
+import { checkTemplateSyntax } from '@mailer/templating'
+import type { BroadcastContext } from '../app.js'
+import { notDraft, planSend } from '../domain/broadcast-state.js'
+import { type BroadcastRow, toBroadcastRecord } from '../domain/records.js'
+import {
+  cancelBroadcast,
+  createBroadcast,
+  deleteDraft,
+  emailCounts,
+  findBroadcast,
+  listBroadcasts,
+  markSent,
+  updateDraft,
+} from '../infra/broadcast-store.js'
+import { checkSendable } from '../infra/send-check.js'
+
+/** Records with their email counts (a draft has no emails, so it costs no query). */
+async function records(db: Db, rows: BroadcastRow[]) {
+  const counts = await emailCounts(
+    db,
+    rows.filter((r) => r.status !== 'draft').map((r) => r.id),
+  )
+  return rows.map((r) => toBroadcastRecord(r, counts.get(r.id) ?? {}))
+}
+
+const one = async (db: Db, row: BroadcastRow) => (await records(db, [row]))[0]!
+
+/** Broadcasts (contract.md part 5): drafts, send or schedule, cancel; the sender loop does the rest. */
+export function serveBroadcasts(ctx: BroadcastContext): void {
+  const db = ctx.rt.db
+  serveRoutes(ctx.rt.bus, 'broadcast', {
+    'api.broadcast.broadcasts.create': async ({ caller, body }) => {
+      const input = parseBody(CreateBroadcastBody, body)
+      checkTemplateSyntax(input)
+      return one(db, await createBroadcast(db, requireProject(caller).id, input))
+    },
+
+    'api.broadcast.broadcasts.list': async ({ caller, query }) => {
+      const q = parseQuery(BroadcastsQuery, query)
+      const rows = await listBroadcasts(db, requireProject(caller).id, q)
+      const more = rows.length > q.limit
+      const data = await records(db, rows.slice(0, q.limit))
+      const last = data[data.length - 1]
+      return {
+        data,
+        nextCursor: more && last ? encodeCursor({ createdAt: new Date(last.createdAt), id: last.id }) : null,
+      }
+    },
+
+    'api.broadcast.broadcasts.get': async ({ caller, params }) =>
+      one(db, await findBroadcast(db, requireProject(caller).id, params.id ?? '')),
+
+    'api.broadcast.broadcasts.update': async ({ caller, params, body }) => {
+      const patch = parseBody(UpdateBroadcastBody, body)
+      checkTemplateSyntax(patch)
+      return one(db, await updateDraft(db, requireProject(caller).id, params.id ?? '', patch))
+    },
+
+    'api.broadcast.broadcasts.delete': async ({ caller, params }) => {
+      const id = params.id ?? ''
+      await deleteDraft(db, requireProject(caller).id, id)
+      return { id, deleted: true as const }
+    },
+
+    'api.broadcast.broadcasts.send': async ({ caller, params, body }) => {
+      const project = requireProject(caller)
+      const { scheduledAt } = body === undefined ? {} : parseBody(SendBroadcastBody, body)
+      const current = await findBroadcast(db, project.id, params.id ?? '')
+      if (current.status !== 'draft') throw notDraft(current.status)
+      const plan = planSend(scheduledAt, new Date())
+      await checkSendable({ db, client: ctx.client, links: ctx.links }, caller, current)
+      const row = await markSent(db, caller, current.id, plan)
+      ctx.rt.logger.info(
+        { requestId: caller.requestId, broadcastId: row.id, status: row.status },
+        'broadcast send requested',
+      )
+      return one(db, row)
+    },
+
+    'api.broadcast.broadcasts.cancel': async ({ caller, params }) =>
+      one(db, await cancelBroadcast(db, requireProject(caller).id, params.id ?? '')),
+  })
+}

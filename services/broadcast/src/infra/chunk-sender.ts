@@ -1,0 +1,115 @@
+import { isMailerError } from '@mailer/contracts'
+import type { Links } from '@mailer/links'
+import type { Logger } from '@mailer/observability'
+import { type CompiledTemplate, compileTemplate } from '@mailer/templating'
+import { type ChunkEntry, settleChunk } from '../domain/chunk-outcome.js'
+import { type BroadcastSendInput, personalize } from '../domain/personalize.js'
+import type { EmailClient } from './email-client.js'
+import type { BroadcastMetrics } from './metrics.js'
+import type { ClaimedBroadcast, SenderStore } from './sender-store.js'
+
+/** What one step of a claimed broadcast ended in; only `continue` keeps the lease. */
+export type Step = 'continue' | 'sent' | 'paused' | 'waiting' | 'lost'
+
+export interface ChunkSenderDeps {
+  store: SenderStore
+  client: EmailClient
+  links: Links
+  metrics: BroadcastMetrics
+  logger: Logger
+  chunkSize: number
+  leaseMs: number
+  resumeMs: number
+}
+
+// Compiled broadcasts, by id: their content cannot change once sent, so entries never go stale.
+const TEMPLATE_CACHE_MAX = 256
+
+/** Sends one chunk of a broadcast through the email service's batch route and records progress. */
+export class ChunkSender {
+  private readonly templates = new Map<string, CompiledTemplate>()
+
+  constructor(private readonly d: ChunkSenderDeps) {}
+
+  async step(b: ClaimedBroadcast): Promise<Step> {
+    const { store, client, logger } = this.d
+    const requestId = `${b.id}:${b.cursor ?? 'start'}`
+    const log = logger.child({ requestId, broadcastId: b.id })
+    if (!b.projectSlug) throw new Error(`broadcast ${b.id} is sending without a project slug`)
+
+    const project = await client.resolveProject(b.projectSlug, requestId)
+    if (project.disabled) {
+      log.warn('project is disabled; broadcast paused')
+      return (await store.pause(b, b.cursor, this.d.resumeMs)) ? 'paused' : 'lost'
+    }
+
+    // Live broadcasts take only what the email service says the broadcast share admits now.
+    let size = this.d.chunkSize
+    if (b.mode === 'live') {
+      const allowance = await client.allowance(project, requestId)
+      if (allowance.broadcastLeft === 0) {
+        if (allowance.dayLeft === 0) {
+          log.info('daily limit reached; broadcast paused')
+          return (await store.pause(b, b.cursor, this.d.resumeMs)) ? 'paused' : 'lost'
+        }
+        return (await store.release(b, allowance.retryAfterMs)) ? 'waiting' : 'lost'
+      }
+      size = Math.min(size, allowance.broadcastLeft)
+    }
+
+    const contacts = await store.nextContacts(b, size)
+    if (contacts.length === 0) return this.finish(b, b.cursor, true)
+
+    const end = this.d.metrics.chunkSeconds.startTimer()
+    const template = this.compiled(b)
+    const entries: ChunkEntry[] = []
+    const items: BroadcastSendInput[] = []
+    for (const c of contacts) {
+      if (c.unsubscribed) {
+        entries.push({ contactId: c.id, skipped: 'unsubscribed' })
+        continue
+      }
+      try {
+        items.push(personalize(b, template, c, this.d.links.unsubscribeUrl(b.projectId, c.id)))
+        entries.push({ contactId: c.id, item: items.length - 1 })
+      } catch (err) {
+        if (!isMailerError(err)) throw err
+        log.warn({ contactId: c.id, err: err.message }, 'contact skipped: its data does not render')
+        entries.push({ contactId: c.id, skipped: 'render_failed' })
+      }
+    }
+    const caller = client.callerFor(b, project, requestId)
+    const results = items.length > 0 ? await client.sendBatch(caller, items) : []
+    const settled = settleChunk(b.cursor, entries, results)
+    for (const [outcome, n] of Object.entries(settled.tally)) this.d.metrics.emails.inc({ outcome }, n)
+
+    if (settled.limit) {
+      end({ outcome: 'limited' })
+      log.info({ limit: settled.limit, cursor: settled.cursor }, 'send limit hit; broadcast paused')
+      return (await store.pause(b, settled.cursor, this.d.resumeMs)) ? 'paused' : 'lost'
+    }
+    end({ outcome: 'ok' })
+    // Fewer contacts than asked for: that was the end of the audience.
+    return this.finish(b, settled.cursor, contacts.length < size)
+  }
+
+  private async finish(b: ClaimedBroadcast, cursor: string | null, complete: boolean): Promise<Step> {
+    if (!(await this.d.store.advance(b, cursor, this.d.leaseMs, complete))) return 'lost'
+    b.cursor = cursor
+    if (!complete) return 'continue'
+    this.templates.delete(b.id)
+    this.d.logger.info({ broadcastId: b.id }, 'broadcast sent')
+    return 'sent'
+  }
+
+  private compiled(b: ClaimedBroadcast): CompiledTemplate {
+    let t = this.templates.get(b.id)
+    if (!t) {
+      if (this.templates.size >= TEMPLATE_CACHE_MAX)
+        this.templates.delete(this.templates.keys().next().value!)
+      t = compileTemplate({ subject: b.subject, html: b.html, text: b.text })
+      this.templates.set(b.id, t)
+    }
+    return t
+  }
+}

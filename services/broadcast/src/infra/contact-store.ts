@@ -1,0 +1,162 @@
+import {
+  type ContactInput,
+  type ContactsQuery,
+  decodeCursor,
+  fail,
+  newId,
+  type UpdateContactBody,
+} from '@mailer/contracts'
+import type { Db, Prisma } from '@mailer/db'
+import type { ContactRow } from '../domain/records.js'
+
+type Sql = Pick<Db, '$queryRawUnsafe' | '$executeRawUnsafe'>
+
+/** Columns of `contacts c` as ContactRow. */
+export const CONTACT_COLUMNS = `c.id, c.email, c.first_name AS "firstName", c.last_name AS "lastName",
+  c.unsubscribed, c.data, c.created_at AS "createdAt", c.updated_at AS "updatedAt"`
+
+/** An input row for jsonb_to_recordset: absent fields are NULL and keep the stored value. */
+const wireRow = (c: ContactInput) => ({
+  id: newId('contact'),
+  email: c.email,
+  first_name: c.firstName ?? null,
+  last_name: c.lastName ?? null,
+  unsubscribed: c.unsubscribed ?? null,
+  data: c.data ?? null,
+})
+
+const RECORDSET = `jsonb_to_recordset($2::jsonb)
+  AS i(id text, email text, first_name text, last_name text, unsubscribed boolean, data jsonb)`
+
+export interface UpsertResult {
+  created: ContactRow[]
+  updated: ContactRow[]
+}
+
+/**
+ * Upserts contacts by email with two multi-row statements in the caller's transaction: insert
+ * the new ones (ON CONFLICT DO NOTHING), then update the rest. A field given as null or left out
+ * keeps the stored value. A contact inserted concurrently by another request is updated by the
+ * second statement, which sees it once that request committed. Inputs must be unique by email.
+ */
+export async function upsertContacts(
+  tx: Sql,
+  projectId: string,
+  inputs: readonly ContactInput[],
+): Promise<UpsertResult> {
+  const json = JSON.stringify(inputs.map(wireRow))
+  const created = await tx.$queryRawUnsafe<ContactRow[]>(
+    `INSERT INTO contacts AS c (id, project_id, email, first_name, last_name, unsubscribed, data, created_at, updated_at)
+     SELECT i.id, $1, i.email, i.first_name, i.last_name, COALESCE(i.unsubscribed, false), COALESCE(i.data, '{}'::jsonb), now(), now()
+     FROM ${RECORDSET}
+     ON CONFLICT (project_id, email) DO NOTHING
+     RETURNING ${CONTACT_COLUMNS}`,
+    projectId,
+    json,
+  )
+  if (created.length === inputs.length) return { created, updated: [] }
+  const updated = await tx.$queryRawUnsafe<ContactRow[]>(
+    `UPDATE contacts c SET
+       first_name = COALESCE(i.first_name, c.first_name),
+       last_name = COALESCE(i.last_name, c.last_name),
+       unsubscribed = COALESCE(i.unsubscribed, c.unsubscribed),
+       data = COALESCE(i.data, c.data),
+       updated_at = now()
+     FROM ${RECORDSET}
+     WHERE c.project_id = $1 AND c.email = i.email AND NOT (c.id = ANY($3::text[]))
+     RETURNING ${CONTACT_COLUMNS}`,
+    projectId,
+    json,
+    created.map((c) => c.id),
+  )
+  return { created, updated }
+}
+
+export async function findContact(db: Sql, projectId: string, id: string): Promise<ContactRow> {
+  const [row] = await db.$queryRawUnsafe<ContactRow[]>(
+    `SELECT ${CONTACT_COLUMNS} FROM contacts c WHERE c.project_id = $1 AND c.id = $2`,
+    projectId,
+    id,
+  )
+  if (!row) throw fail('contact_not_found', `No contact with id '${id}'`)
+  return row
+}
+
+/** Newest first, keyset on (created_at, id); `audienceId` limits to the audience's members. */
+export async function listContacts(
+  db: Sql,
+  projectId: string,
+  q: Omit<ContactsQuery, 'audienceId'> & { audienceId?: string | undefined },
+): Promise<ContactRow[]> {
+  const params: unknown[] = [projectId, q.limit + 1]
+  const where = ['c.project_id = $1']
+  let join = ''
+  if (q.audienceId !== undefined) {
+    params.push(q.audienceId)
+    join = `JOIN audience_members m ON m.contact_id = c.id AND m.audience_id = $${params.length}`
+  }
+  if (q.q !== undefined) {
+    params.push(`%${q.q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`)
+    const p = `$${params.length}`
+    where.push(`(c.email ILIKE ${p} OR c.first_name ILIKE ${p} OR c.last_name ILIKE ${p})`)
+  }
+  const cursor = decodeCursor(q.cursor)
+  if (cursor) {
+    params.push(cursor.createdAt, cursor.id)
+    where.push(`(c.created_at, c.id) < ($${params.length - 1}::timestamptz, $${params.length})`)
+  }
+  return db.$queryRawUnsafe<ContactRow[]>(
+    `SELECT ${CONTACT_COLUMNS} FROM contacts c ${join}
+     WHERE ${where.join(' AND ')}
+     ORDER BY c.created_at DESC, c.id DESC LIMIT $2`,
+    ...params,
+  )
+}
+
+export async function updateContact(
+  db: Sql,
+  projectId: string,
+  id: string,
+  patch: UpdateContactBody,
+): Promise<ContactRow> {
+  const sets: string[] = ['updated_at = now()']
+  const params: unknown[] = [projectId, id]
+  const set = (column: string, value: unknown, cast = '') => {
+    params.push(value)
+    sets.push(`${column} = $${params.length}${cast}`)
+  }
+  if (patch.firstName !== undefined) set('first_name', patch.firstName)
+  if (patch.lastName !== undefined) set('last_name', patch.lastName)
+  if (patch.unsubscribed !== undefined) set('unsubscribed', patch.unsubscribed)
+  if (patch.data !== undefined) set('data', JSON.stringify(patch.data), '::jsonb')
+  const [row] = await db.$queryRawUnsafe<ContactRow[]>(
+    `UPDATE contacts c SET ${sets.join(', ')} WHERE c.project_id = $1 AND c.id = $2 RETURNING ${CONTACT_COLUMNS}`,
+    ...params,
+  )
+  if (!row) throw fail('contact_not_found', `No contact with id '${id}'`)
+  return row
+}
+
+/** Deletes a contact and its audience memberships. */
+export async function deleteContact(db: Db, projectId: string, id: string): Promise<void> {
+  await db.$transaction(async (tx: Prisma.TransactionClient) => {
+    const n = await tx.$executeRawUnsafe(
+      'DELETE FROM contacts WHERE project_id = $1 AND id = $2',
+      projectId,
+      id,
+    )
+    if (n === 0) throw fail('contact_not_found', `No contact with id '${id}'`)
+    await tx.$executeRawUnsafe('DELETE FROM audience_members WHERE contact_id = $1', id)
+  })
+}
+
+/** The one-click unsubscribe (`contacts.unsubscribe`); repeating it is harmless. */
+export async function unsubscribeContact(db: Sql, projectId: string, id: string): Promise<void> {
+  const n = await db.$executeRawUnsafe(
+    `UPDATE contacts SET unsubscribed = true, updated_at = CASE WHEN unsubscribed THEN updated_at ELSE now() END
+     WHERE project_id = $1 AND id = $2`,
+    projectId,
+    id,
+  )
+  if (n === 0) throw fail('contact_not_found', `No contact with id '${id}'`)
+}

@@ -1,0 +1,112 @@
+import type { Db } from '@mailer/db'
+import type { ContactForSend } from '../domain/personalize.js'
+
+/** A broadcast this replica holds the lease on, with what its chunks need. */
+export interface ClaimedBroadcast {
+  id: string
+  projectId: string
+  projectSlug: string | null
+  audienceId: string
+  mode: string
+  apiKeyId: string | null
+  from: string
+  subject: string
+  html: string
+  text: string | null
+  /** The last contact done with (contacts are walked in id order); null before the first. */
+  cursor: string | null
+}
+
+export interface AudienceContact extends ContactForSend {
+  unsubscribed: boolean
+}
+
+const ms = (n: number) => `($${n}::float8 * interval '1 millisecond')`
+
+/**
+ * The sender's SQL. Every write after the claim is conditional on the broadcast still being
+ * `sending` at the cursor this replica last wrote: if it was canceled, or its lease lapsed and
+ * another replica moved on, the write does nothing and the caller stops (emails already handed
+ * over are idempotent by key, so nothing is ever sent twice either way).
+ */
+export class SenderStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Claims up to `n` due broadcasts (scheduled, sending or paused; past `resume_at`; lease free),
+   * FOR UPDATE SKIP LOCKED so replicas never claim the same one, and marks them `sending`.
+   */
+  async claimDue(n: number, leaseMs: number): Promise<ClaimedBroadcast[]> {
+    return this.db.$queryRawUnsafe<ClaimedBroadcast[]>(
+      `WITH due AS (
+         SELECT id FROM broadcasts
+         WHERE status IN ('scheduled', 'sending', 'paused')
+           AND (resume_at IS NULL OR resume_at <= now())
+           AND (locked_until IS NULL OR locked_until < now())
+         ORDER BY resume_at NULLS FIRST, id
+         LIMIT $1 FOR UPDATE SKIP LOCKED)
+       UPDATE broadcasts b SET status = 'sending', locked_until = now() + ${ms(2)}, resume_at = NULL,
+         started_at = COALESCE(b.started_at, now()), updated_at = now()
+       FROM due WHERE b.id = due.id
+       RETURNING b.id, b.project_id AS "projectId", b.project_slug AS "projectSlug", b.audience_id AS "audienceId",
+         b.mode, b.api_key_id AS "apiKeyId", b.from_address AS "from", b.subject, b.html, b.text,
+         b.cursor_contact_id AS "cursor"`,
+      n,
+      leaseMs,
+    )
+  }
+
+  /** The next contacts of the audience after the cursor, in contact id order (a stable walk). */
+  async nextContacts(b: ClaimedBroadcast, limit: number): Promise<AudienceContact[]> {
+    const after = b.cursor === null ? '' : 'AND m.contact_id > $4'
+    return this.db.$queryRawUnsafe<AudienceContact[]>(
+      `SELECT c.id, c.email, c.first_name AS "firstName", c.last_name AS "lastName", c.unsubscribed, c.data
+       FROM audience_members m JOIN contacts c ON c.id = m.contact_id
+       WHERE m.audience_id = $1 AND c.project_id = $2 ${after}
+       ORDER BY m.contact_id LIMIT $3`,
+      ...[b.audienceId, b.projectId, limit, ...(b.cursor === null ? [] : [b.cursor])],
+    )
+  }
+
+  /** Records progress up to `cursor` and renews the lease; `complete` also ends the broadcast as `sent`. */
+  advance(b: ClaimedBroadcast, cursor: string | null, leaseMs: number, complete: boolean): Promise<boolean> {
+    return complete
+      ? this.settle(b, `cursor_contact_id = $3, status = 'sent', completed_at = now(), locked_until = NULL`, [
+          cursor,
+        ])
+      : this.settle(b, `cursor_contact_id = $3, locked_until = now() + ${ms(4)}`, [cursor, leaseMs])
+  }
+
+  /** A send limit was hit: `paused` until `resume_at`, then the next run continues after `cursor`. */
+  pause(b: ClaimedBroadcast, cursor: string | null, resumeMs: number): Promise<boolean> {
+    return this.settle(
+      b,
+      `cursor_contact_id = $3, status = 'paused', resume_at = now() + ${ms(4)}, locked_until = NULL`,
+      [cursor, resumeMs],
+    )
+  }
+
+  /** Gives the broadcast up for `delayMs` (pacing, or a failed chunk) without pausing it. */
+  release(b: ClaimedBroadcast, delayMs: number): Promise<boolean> {
+    return this.settle(b, `resume_at = now() + ${ms(3)}, locked_until = NULL`, [delayMs])
+  }
+
+  private async settle(b: ClaimedBroadcast, set: string, params: unknown[]): Promise<boolean> {
+    const n = await this.db.$executeRawUnsafe(
+      `UPDATE broadcasts SET ${set}, updated_at = now()
+       WHERE id = $1 AND status = 'sending' AND cursor_contact_id IS NOT DISTINCT FROM $2::text`,
+      b.id,
+      b.cursor,
+      ...params,
+    )
+    return n === 1
+  }
+
+  /** Broadcasts started and not finished (sending or paused), for the `active` gauge. */
+  async countActive(): Promise<number> {
+    const [row] = await this.db.$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM broadcasts WHERE status IN ('sending', 'paused')`,
+    )
+    return Number(row?.n ?? 0)
+  }
+}

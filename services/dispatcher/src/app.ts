@@ -1,0 +1,88 @@
+import { consume, ensureConsumer, ensureStream, Outbox, type Runtime, startRuntime } from '@mailer/bus'
+import { CONSUMERS, DomainsInvalidation, STREAMS, SUBJECTS } from '@mailer/contracts'
+import { createPgPool } from '@mailer/db'
+import { linksFromEnv } from '@mailer/links'
+import type { DispatcherEnv } from './env.js'
+import { makeDispatchHandler } from './handlers/dispatch.js'
+import { DkimKeys } from './infra/dkim-keys.js'
+import { FileRelay, type Relay, Renderer, SmtpRelay } from './infra/relay.js'
+
+export const SERVICE = 'dispatcher'
+
+const NANOS_PER_SECOND = 1_000_000_000
+
+/**
+ * Starts the dispatcher: consumes the EMAILS stream, renders each email to DKIM-signed MIME,
+ * delivers it through the SMTP relay (or to `.eml` files) and records what happened.
+ */
+export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>> {
+  // Prisma serves the light work (DKIM keys, the outbox); the per-email SQL has its own pg pool below.
+  const rt = await startRuntime(SERVICE, env, { dbPoolSize: 4 })
+  await ensureStream(rt.bus, STREAMS.EMAILS)
+  await ensureStream(rt.bus, STREAMS.EVENTS)
+  await ensureConsumer(rt.bus, STREAMS.EMAILS.name, CONSUMERS.dispatcherSend, {
+    ack_wait: Math.round(env.DISPATCH_ACK_WAIT_SECONDS * NANOS_PER_SECOND),
+    max_ack_pending: env.DISPATCH_MAX_ACK_PENDING,
+  })
+
+  const relay: Relay =
+    env.MAIL_TRANSPORT === 'smtp'
+      ? new SmtpRelay(
+          {
+            url: env.SMTP_URL!,
+            poolSize: env.SMTP_POOL_SIZE,
+            timeoutSeconds: env.SMTP_TIMEOUT_SECONDS,
+            breaker: { resetSeconds: env.BREAKER_RESET_SECONDS, minCalls: env.BREAKER_MIN_CALLS },
+          },
+          rt.metrics,
+          rt.logger,
+        )
+      : new FileRelay(env.MAIL_OUTBOX_DIR)
+  // Shutdown steps run in reverse: stop consuming (in-flight sends finish and are recorded),
+  // then flush the outbox, then close the relay connections.
+  rt.onStop(() => relay.close())
+  const outbox = new Outbox(rt.db, rt.bus, rt.logger, rt.metrics)
+  outbox.start()
+  rt.onStop(() => outbox.stop())
+
+  const dkim = new DkimKeys(rt.db)
+  rt.bus.subscribe(SUBJECTS.domainsInvalidate, (p) => dkim.invalidate(DomainsInvalidation.parse(p).projectId))
+
+  // Every in-flight email holds a connection briefly at claim and at record time. Closed after
+  // the consumer stopped and in-flight outcomes were recorded.
+  const pool = createPgPool(env.DATABASE_URL, {
+    max: Math.min(50, Math.ceil(env.DISPATCH_CONCURRENCY / 2) + 4),
+  })
+  rt.onStop(() => pool.end())
+  const handle = makeDispatchHandler({
+    db: rt.db,
+    pool,
+    outbox,
+    relay,
+    renderer: new Renderer(),
+    dkim,
+    links: linksFromEnv(env),
+    policy: {
+      maxRetries: env.MAX_RETRIES,
+      baseSeconds: env.RETRY_BASE_SECONDS,
+      maxSeconds: env.RETRY_MAX_SECONDS,
+      platformLimitSeconds: env.PLATFORM_LIMIT_RETRY_SECONDS,
+    },
+    ackWaitSeconds: env.DISPATCH_ACK_WAIT_SECONDS,
+    logger: rt.logger,
+    metrics: rt.metrics,
+  })
+  const consumer = await consume(rt.bus, {
+    stream: STREAMS.EMAILS.name,
+    durable: CONSUMERS.dispatcherSend,
+    concurrency: env.DISPATCH_CONCURRENCY,
+    logger: rt.logger,
+    metrics: rt.metrics,
+    handle,
+  })
+  rt.onStop(() => consumer.stop())
+  rt.logger.info({ transport: relay.provider, concurrency: env.DISPATCH_CONCURRENCY }, 'dispatching emails')
+  // Subscriptions must reach the server before we report ready.
+  await rt.bus.flush()
+  return rt
+}

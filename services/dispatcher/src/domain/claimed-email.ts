@@ -1,0 +1,35 @@
+import type { RecipientStatus } from '@mailer/email-core'
+
+/** What a dispatcher holds after claiming an email: the row, its content and its recipients. */
+export interface ClaimedEmail {
+  id: string
+  projectId: string
+  mode: string
+  from: string
+  replyTo: string[]
+  to: string[]
+  cc: string[]
+  bcc: string[]
+  subject: string
+  tags: Record<string, string>
+  trackOpens: boolean
+  trackClicks: boolean
+  /** Attempts so far, the one just claimed included. */
+  attempts: number
+  /** Fencing token: the outcome is written only while the claim is still ours. */
+  claimedAt: Date
+  sentAt: Date | null
+  createdAt: Date
+  /** Null when the content row is gone (retention purge). */
+  content: EmailContent | null
+  recipients: Array<{ address: string; kind: string; status: RecipientStatus }>
+}
+
+export interface EmailContent {
+  html: string | null
+  text: string | null
+  /** As stored by the email service: validated custom headers, name → value. */
+  headers: unknown
+  /** As stored by the email service: `Attachment` objects with base64 content. */
+  attachments: unknown
+}

@@ -1,0 +1,96 @@
+import { parseMailbox } from '@mailer/contracts'
+import type Mail from 'nodemailer/lib/mailer'
+import { z } from 'zod'
+import type { ClaimedEmail, EmailContent } from './claimed-email.js'
+import { type TrackingLinks, transformHtml } from './transform-html.js'
+
+/** The sending domain's DKIM key, as nodemailer's `dkim` option wants it. */
+export interface DkimKey {
+  domainName: string
+  keySelector: string
+  privateKey: string
+}
+
+/** The email cannot be turned into a message (bad stored content): retrying will not help. */
+export class RenderError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'RenderError'
+  }
+}
+
+const StoredHeaders = z.record(z.string(), z.string())
+// As the email service stores them (checked at acceptance); extra fields such as `size` are ignored.
+const StoredAttachments = z.array(
+  z.object({
+    filename: z.string().min(1),
+    content: z.string(),
+    type: z.string().nullish(),
+    disposition: z.enum(['attachment', 'inline']).nullish(),
+    contentId: z.string().nullish(),
+  }),
+)
+
+/** The bare address of `From` (`Name <a@b.c>` → `a@b.c`). */
+export function senderAddress(from: string): string {
+  const parsed = parseMailbox(from)
+  if (!parsed) throw new RenderError(`unusable from address ${JSON.stringify(from)}`)
+  return parsed.address
+}
+
+/** The domain the email is sent from: Message-ID's right-hand side and the DKIM signing domain. */
+export function senderDomain(from: string): string {
+  const address = senderAddress(from)
+  return address.slice(address.lastIndexOf('@') + 1).toLowerCase()
+}
+
+export const messageIdFor = (email: Pick<ClaimedEmail, 'id' | 'from'>): string =>
+  `<${email.id}@${senderDomain(email.from)}>`
+
+/**
+ * The nodemailer message for one attempt. Headers list every recipient as sent to the API; the
+ * SMTP envelope holds only `envelopeTo` (the recipients this attempt is for), so a retry never
+ * reaches someone twice. Bcc recipients are in the envelope only, never in a header: the message
+ * is rendered by a transport that would otherwise keep the Bcc header in the raw bytes.
+ */
+export function buildMessage(
+  email: ClaimedEmail,
+  content: EmailContent,
+  envelopeTo: string[],
+  dkim: DkimKey | null,
+  /** Open/click tracking links; null leaves the HTML untouched. */
+  tracking: TrackingLinks | null = null,
+): Mail.Options {
+  const headers = StoredHeaders.safeParse(content.headers ?? {})
+  if (!headers.success) throw new RenderError('stored headers are not a name → value map')
+  const attachments = StoredAttachments.safeParse(content.attachments ?? [])
+  if (!attachments.success) throw new RenderError('stored attachments do not match the attachment schema')
+
+  const message: Mail.Options = {
+    from: email.from,
+    to: email.to,
+    subject: email.subject,
+    messageId: messageIdFor(email),
+    headers: headers.data,
+    envelope: { from: senderAddress(email.from), to: envelopeTo },
+    // Our own Message-ID and Date only; nodemailer adds no X-Mailer unless asked.
+    xMailer: false,
+  }
+  if (email.cc.length) message.cc = email.cc
+  if (email.replyTo.length) message.replyTo = email.replyTo
+  if (content.html !== null) message.html = transformHtml(email, content.html, tracking)
+  if (content.text !== null) message.text = content.text
+  if (attachments.data.length) {
+    message.attachments = attachments.data.map((a) => ({
+      filename: a.filename,
+      content: a.content,
+      encoding: 'base64',
+      ...(a.type ? { contentType: a.type } : {}),
+      ...(a.disposition ? { contentDisposition: a.disposition } : {}),
+      ...(a.contentId ? { cid: a.contentId } : {}),
+    }))
+  }
+  if (dkim)
+    message.dkim = { domainName: dkim.domainName, keySelector: dkim.keySelector, privateKey: dkim.privateKey }
+  return message
+}

@@ -1,0 +1,237 @@
+import {
+  advanceRecipient,
+  deriveEmailStatus,
+  type EmailStatus,
+  isTerminalRecipient,
+  type NewEvent,
+  type RecipientStatus,
+} from '@mailer/email-core'
+import { backoffSeconds, type RetryPolicy, retriesLeft } from './backoff.js'
+import { classify, type RecipientReply, type Verdict } from './smtp-reply.js'
+
+export interface RecipientState {
+  address: string
+  status: RecipientStatus
+}
+
+export interface AttemptResult {
+  provider: 'smtp' | 'file'
+  messageId: string
+  /** One reply per recipient this attempt was for. */
+  replies: RecipientReply[]
+}
+
+export interface PlanInput {
+  /** Attempts so far, this one included. */
+  attempts: number
+  /** The relay already accepted this email on an earlier attempt (`email.sent` was recorded). */
+  alreadySent: boolean
+  createdAt: Date
+  recipients: RecipientState[]
+  result: AttemptResult
+  now: Date
+  policy: RetryPolicy
+  random?: () => number
+}
+
+export interface RecipientUpdate {
+  address: string
+  status: RecipientStatus
+  smtpStatus: number | null
+  smtpResponse: string | null
+  deliveryMs: number | null
+  bounceType: string | null
+}
+
+/** Per recipient, for `deliveries_total{outcome}`. */
+export type Outcome = 'delivered' | 'bounced' | 'deferred' | 'retrying' | 'failed'
+
+/** Everything one attempt changes, written in one transaction. */
+export interface Plan {
+  /** When the attempt ended: the time of its events, timestamps and the base of the next attempt. */
+  at: Date
+  status: EmailStatus
+  nextAttemptAt: Date | null
+  /** The relay accepted the message for at least one recipient (sets `sent_at` and `delivered_at` once, and `message_id`). */
+  sent: boolean
+  failed: boolean
+  lastError: string | null
+  recipients: RecipientUpdate[]
+  events: NewEvent[]
+  /** Addresses to add to the suppression list as `hard_bounce`. */
+  suppress: string[]
+  outcomes: Outcome[]
+}
+
+const needsRetry = (v: Verdict) => v === 'transient' || v === 'platform_limit'
+
+/**
+ * Maps the relay's answers to recipient statuses, the email's status, its next attempt and the
+ * events to record (contract.md parts 3 and 4). While any recipient waits for a retry the email
+ * is `deferred` (or `queued` after a platform-limit answer) so that the email service's due
+ * sweeper picks it up; once every recipient is final the status is derived from them.
+ */
+export function planOutcome(input: PlanInput): Plan {
+  const { result, now, policy, attempts } = input
+  const elapsedMs = Math.max(0, Math.round(now.getTime() - input.createdAt.getTime()))
+  const judged = result.replies.map((reply) => ({ reply, verdict: classify(reply) }))
+  const retrying = judged.filter((j) => needsRetry(j.verdict))
+  const canRetry = retrying.length > 0 && retriesLeft(attempts, policy)
+  const platformLimit = retrying.find((j) => j.verdict === 'platform_limit')
+  const delaySeconds = platformLimit
+    ? policy.platformLimitSeconds
+    : backoffSeconds(attempts, policy, input.random)
+
+  const current = new Map(input.recipients.map((r) => [r.address, r.status]))
+  const recipients: RecipientUpdate[] = []
+  const perRecipient: NewEvent[] = []
+  const suppress: string[] = []
+  const outcomes: Outcome[] = []
+  let rejectedMessage: RecipientReply | undefined
+
+  for (const { reply, verdict } of judged) {
+    const was = current.get(reply.address) ?? 'queued'
+    const delivery = (status: string) => ({
+      status,
+      provider: result.provider,
+      deliveryTimeMs: elapsedMs,
+      smtpStatusCode: reply.code,
+      smtpResponse: reply.text,
+    })
+    let next: RecipientStatus = was
+    let bounceType: string | null = null
+    let deliveryMs: number | null = null
+    if (verdict === 'delivered') {
+      next = 'delivered'
+      deliveryMs = elapsedMs
+      perRecipient.push({
+        type: 'email.delivered',
+        recipient: reply.address,
+        extra: { delivery: delivery('delivered'), terminal: true },
+      })
+      outcomes.push('delivered')
+    } else if (verdict === 'bounced') {
+      next = 'bounced'
+      bounceType = 'hard'
+      deliveryMs = elapsedMs
+      suppress.push(reply.address)
+      perRecipient.push({
+        type: 'email.bounced',
+        recipient: reply.address,
+        extra: {
+          delivery: delivery('bounced'),
+          bounce: { type: 'hard', reason: reply.text },
+          terminal: true,
+        },
+      })
+      outcomes.push('bounced')
+    } else if (verdict === 'message_rejected' || !canRetry) {
+      next = 'failed'
+      if (verdict === 'message_rejected') rejectedMessage ??= reply
+      outcomes.push('failed')
+    } else if (verdict === 'transient') {
+      next = 'deferred'
+      perRecipient.push({
+        type: 'email.deferred',
+        recipient: reply.address,
+        extra: { delivery: delivery('deferred'), terminal: false },
+      })
+      outcomes.push('deferred')
+    } else {
+      // Platform limit: the recipient keeps its status; the email goes back to `queued`.
+      outcomes.push('retrying')
+    }
+    const status = advanceRecipient(was, next)
+    current.set(reply.address, status)
+    recipients.push({
+      address: reply.address,
+      status,
+      smtpStatus: reply.code,
+      smtpResponse: reply.text,
+      deliveryMs,
+      bounceType,
+    })
+  }
+
+  const events: NewEvent[] = []
+  const sent = judged.some((j) => j.verdict === 'delivered')
+  // `recipientCount` lets analytics rate per-recipient outcomes (delivered, bounced…) against
+  // the recipients the email was sent to, not against emails.
+  if (sent && !input.alreadySent) {
+    events.push({
+      type: 'email.sent',
+      extra: { messageId: result.messageId, recipientCount: input.recipients.length },
+    })
+  }
+  events.push(...perRecipient)
+  const firstError = judged.find((j) => j.verdict !== 'delivered')?.reply
+  if (platformLimit && canRetry) {
+    events.push({
+      type: 'email.retrying',
+      extra: {
+        code: 'platform_limit',
+        message: platformLimit.reply.text,
+        attempt: attempts,
+        delaySeconds,
+      },
+    })
+  }
+  const newlyFailed = recipients.some((r) => r.status === 'failed')
+  if (newlyFailed) {
+    const cause = rejectedMessage ?? firstError
+    events.push({
+      type: 'email.failed',
+      extra: {
+        code: rejectedMessage ? 'message_rejected' : 'retries_exhausted',
+        message: cause?.text ?? 'delivery failed',
+      },
+    })
+  }
+
+  const all = input.recipients.map((r) => current.get(r.address) ?? r.status)
+  const status: EmailStatus = canRetry ? (platformLimit ? 'queued' : 'deferred') : deriveEmailStatus(all)
+  return {
+    at: now,
+    status,
+    nextAttemptAt: canRetry ? new Date(now.getTime() + Math.round(delaySeconds * 1000)) : null,
+    sent,
+    failed: status === 'failed',
+    lastError: firstError?.text ?? null,
+    recipients,
+    events,
+    suppress,
+    outcomes,
+  }
+}
+
+/**
+ * The email cannot be sent at all (its content expired, or it cannot be rendered): every
+ * recipient still on its way fails and the email gets `email.failed` with `code`.
+ */
+export function planUnsendable(recipients: RecipientState[], code: string, message: string, now: Date): Plan {
+  const updates: RecipientUpdate[] = recipients
+    .filter((r) => !isTerminalRecipient(r.status))
+    .map((r) => ({
+      address: r.address,
+      status: 'failed',
+      smtpStatus: null,
+      smtpResponse: null,
+      deliveryMs: null,
+      bounceType: null,
+    }))
+  const failedSet = new Set(updates.map((u) => u.address))
+  const all = recipients.map((r) => (failedSet.has(r.address) ? 'failed' : r.status))
+  const status = deriveEmailStatus(all)
+  return {
+    at: now,
+    status,
+    nextAttemptAt: null,
+    sent: false,
+    failed: status === 'failed',
+    lastError: message,
+    recipients: updates,
+    events: updates.length ? [{ type: 'email.failed', extra: { code, message } }] : [],
+    suppress: [],
+    outcomes: updates.map(() => 'failed'),
+  }
+}

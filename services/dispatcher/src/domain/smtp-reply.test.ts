@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest'
+import { classify, enhancedStatus, isPlatformLimit } from './smtp-reply.js'
+
+const rcpt = (code: number | null, text: string) => classify({ stage: 'rcpt', code, text })
+const message = (code: number | null, text: string) => classify({ stage: 'message', code, text })
+const connection = (code: number | null, text: string) => classify({ stage: 'connection', code, text })
+
+describe('classify', () => {
+  it('a 2xx at the end of DATA is a delivery', () => {
+    expect(message(250, '250 2.0.0 Ok: queued as 4A1B2C')).toBe('delivered')
+  })
+
+  it('a permanent 5xx for a recipient is a hard bounce', () => {
+    expect(rcpt(550, '550 5.1.1 <nobody@example.com>: Recipient address rejected: User unknown')).toBe(
+      'bounced',
+    )
+    expect(rcpt(553, '553 5.1.3 Bad recipient address syntax')).toBe('bounced')
+  })
+
+  it('a 5xx for the whole message rejects the message, bouncing nobody', () => {
+    expect(message(554, '554 5.7.1 Message rejected as spam')).toBe('message_rejected')
+    expect(message(550, '550 5.7.1 Sender address not allowed')).toBe('message_rejected')
+  })
+
+  it('4xx answers, silence and dropped connections are transient', () => {
+    expect(rcpt(450, '450 4.2.0 Mailbox temporarily unavailable')).toBe('transient')
+    expect(message(451, '451 4.3.0 Local error in processing')).toBe('transient')
+    expect(connection(null, 'ECONNECTION: Connection closed unexpectedly')).toBe('transient')
+    expect(connection(null, 'relay unavailable (circuit breaker open)')).toBe('transient')
+    expect(connection(421, '421 4.3.2 Service not available, closing transmission channel')).toBe('transient')
+  })
+
+  it('a 5xx before the message (greeting, AUTH) is a relay problem, not a bounce or a rejection', () => {
+    expect(connection(535, '535 5.7.8 Authentication credentials invalid')).toBe('transient')
+    expect(connection(554, '554 5.3.2 Service unavailable')).toBe('transient')
+  })
+
+  it('quota, rate and throttling answers are the platform limit, at any stage', () => {
+    expect(message(451, '451 4.7.1 Daily sending quota exceeded')).toBe('platform_limit')
+    expect(connection(421, '421 4.7.0 Rate limit reached, try again later')).toBe('platform_limit')
+    expect(rcpt(452, '452 4.5.3 Throttled: too many messages')).toBe('platform_limit')
+    expect(message(550, '550 5.4.5 Daily user sending limit exceeded')).toBe('platform_limit')
+  })
+
+  it('a full recipient mailbox is that recipient’s quota, not the platform’s', () => {
+    expect(rcpt(452, '452 4.2.2 Mailbox full, quota exceeded')).toBe('transient')
+    expect(rcpt(552, '552 5.2.2 User is over quota')).toBe('bounced')
+  })
+
+  it('words that merely contain "rate" or "limit" do not count', () => {
+    expect(isPlatformLimit(451, '451 4.3.0 Temporary failure, separate issue')).toBe(false)
+    expect(isPlatformLimit(451, '451 unlimited retries allowed')).toBe(false)
+    expect(isPlatformLimit(550, '550 5.7.1 sending limit exceeded')).toBe(false)
+    expect(isPlatformLimit(null, 'rate limit')).toBe(false)
+  })
+})
+
+describe('enhancedStatus', () => {
+  it('reads the RFC 3463 code after the reply code', () => {
+    expect(enhancedStatus('451 4.7.1 Slow down')).toBe('4.7.1')
+    expect(enhancedStatus('250-2.0.0 Ok')).toBe('2.0.0')
+    expect(enhancedStatus('451 Slow down')).toBeNull()
+  })
+})

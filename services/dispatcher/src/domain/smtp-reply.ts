@@ -1,0 +1,77 @@
+/**
+ * What the relay said about one recipient, and what that means for it. Pure: the rules are
+ * documented in docs/api.md ("Delivery") and pinned by smtp-reply.test.ts.
+ */
+
+/**
+ * Where in the SMTP dialogue the answer came from:
+ * - `rcpt`: RCPT TO, about this recipient alone;
+ * - `message`: MAIL FROM or the end of DATA, about the whole message;
+ * - `connection`: connecting, greeting, TLS, AUTH, a dropped connection, a time-out, or the
+ *   circuit breaker refusing to try: about the relay, not the message (`code` null when the
+ *   relay gave no answer at all).
+ */
+export type ReplyStage = 'rcpt' | 'message' | 'connection'
+
+export interface RecipientReply {
+  address: string
+  stage: ReplyStage
+  code: number | null
+  text: string
+}
+
+export type Verdict =
+  /** 2xx at the end of DATA: the relay took responsibility for the message. */
+  | 'delivered'
+  /** 5xx to RCPT TO: the address does not exist or refuses mail (a hard bounce). */
+  | 'bounced'
+  /** 5xx to MAIL FROM or DATA: the relay refuses the message itself; retrying will not help. */
+  | 'message_rejected'
+  /** The relay's sending quota or rate is used up (the "platform daily limit"). */
+  | 'platform_limit'
+  /** Anything else: 4xx, no answer, a dropped connection, the breaker open. */
+  | 'transient'
+
+/** RFC 3463 enhanced status code at the start of the text, e.g. `4.7.1` in `451 4.7.1 Slow down`. */
+export function enhancedStatus(text: string): string | null {
+  const m = /^\d{3}[ -]([245]\.\d{1,3}\.\d{1,3})\b/.exec(text.trim())
+  return m ? m[1]! : null
+}
+
+const QUOTA_WORDS =
+  /\b(quota|limit(s|ed)?|rate|rate[- ]?limit\w*|throttl\w*|too many (messages|e?mails|connections))\b/i
+const MAILBOX_FULL = /mailbox (is )?full|over quota|insufficient storage/i
+
+/**
+ * The relay telling us to slow down for a long time, not that a recipient is unhappy:
+ * - a 4xx whose text mentions a quota, limit, rate, throttling or too many messages/connections
+ *   (e.g. `451 4.7.1 Daily sending quota exceeded`, `421 4.7.0 Rate limit hit`);
+ * - or a `5.4.5` answer that mentions a quota or limit (Gmail-style `550 5.4.5 Daily user
+ *   sending limit exceeded`), which is a sender quota, not a bounce;
+ * - but never a full recipient mailbox (enhanced status `x.2.2`, or text saying so): that is the
+ *   recipient's quota, an ordinary soft failure of that recipient.
+ */
+export function isPlatformLimit(code: number | null, text: string): boolean {
+  if (code === null || !QUOTA_WORDS.test(text)) return false
+  const enhanced = enhancedStatus(text)
+  if (enhanced?.endsWith('.2.2') || MAILBOX_FULL.test(text)) return false
+  if (code >= 400 && code < 500) return true
+  return code >= 500 && code < 600 && enhanced === '5.4.5'
+}
+
+export function classify(reply: Pick<RecipientReply, 'stage' | 'code' | 'text'>): Verdict {
+  const { stage, code, text } = reply
+  if (code !== null && code >= 200 && code < 300 && stage !== 'connection') return 'delivered'
+  if (isPlatformLimit(code, text)) return 'platform_limit'
+  // A 5xx before any message was offered (greeting, AUTH) is a relay or configuration problem
+  // that an operator can fix; it must not fail or bounce emails.
+  if (code !== null && code >= 500 && code < 600 && stage === 'rcpt') return 'bounced'
+  if (code !== null && code >= 500 && code < 600 && stage === 'message') return 'message_rejected'
+  return 'transient'
+}
+
+/** Replies are stored and shown whole (code and enhanced status included), on one line, bounded. */
+export function replyText(text: string): string {
+  const t = text.replace(/\s+/g, ' ').trim()
+  return t.length > 1_000 ? `${t.slice(0, 997)}...` : t
+}

@@ -1,0 +1,50 @@
+import { Links } from '@mailer/links'
+import { describe, expect, it } from 'vitest'
+import type { ClaimedEmail } from './claimed-email.js'
+import { transformHtml } from './transform-html.js'
+
+const links = new Links({ publicUrl: 'https://mail.example.com', secret: 'x'.repeat(32) })
+const email = (trackOpens: boolean, trackClicks: boolean) =>
+  ({ id: 'email_01KTRANSFORMHTMLTEST000000', trackOpens, trackClicks }) as ClaimedEmail
+
+const clickTarget = (href: string) => {
+  const token = href.slice('https://mail.example.com/t/c/'.length)
+  return links.verify(token, 'click')
+}
+
+describe('transformHtml', () => {
+  const html =
+    '<html><body><p><a class="b" href="https://shop.example/item?a=1&amp;b=2">Buy</a> ' +
+    '<a href=\'http://x.example\'>x</a> <a href=mailto:a@b.co>mail</a> <a href="#top">top</a> ' +
+    '<a href="https://mail.example.com/u/abc">unsubscribe</a></p></body></html>'
+
+  it('leaves the html alone without tracking or without links', () => {
+    expect(transformHtml(email(false, false), html, links)).toBe(html)
+    expect(transformHtml(email(true, true), html, null)).toBe(html)
+  })
+
+  it('wraps http(s) links in signed click links for the exact original URL', () => {
+    const out = transformHtml(email(false, true), html, links)
+    const hrefs = [...out.matchAll(/href=("([^"]*)"|'([^']*)'|([^\s>]+))/g)].map((m) => m[2] ?? m[3] ?? m[4])
+    expect(hrefs).toHaveLength(5)
+    expect(clickTarget(hrefs[0]!)).toEqual({
+      kind: 'click',
+      emailId: 'email_01KTRANSFORMHTMLTEST000000',
+      url: 'https://shop.example/item?a=1&b=2',
+    })
+    expect(clickTarget(hrefs[1]!)?.url).toBe('http://x.example')
+    expect(hrefs.slice(2)).toEqual(['mailto:a@b.co', '#top', 'https://mail.example.com/u/abc'])
+    expect(out).toContain('<a class="b" href="https://mail.example.com/t/c/')
+    expect(out).not.toContain('/t/o/')
+  })
+
+  it('adds the open pixel before </body>, or at the end', () => {
+    const out = transformHtml(email(true, false), html, links)
+    expect(out).toMatch(
+      /<img src="https:\/\/mail\.example\.com\/t\/o\/[\w-]+\.[\w-]+" width="1" height="1"[^>]*\/><\/body><\/html>$/,
+    )
+    expect(out).toContain('href="https://shop.example/item?a=1&amp;b=2"')
+    const bare = transformHtml(email(true, false), '<p>hi</p>', links)
+    expect(bare.startsWith('<p>hi</p><img src="https://mail.example.com/t/o/')).toBe(true)
+  })
+})

@@ -1,0 +1,44 @@
+import { ConfigError } from '@mailer/config'
+import { describe, expect, it } from 'vitest'
+import { loadEnv } from './env.js'
+
+const base = { DATABASE_URL: 'postgres://u@localhost:5432/db' }
+
+describe('dispatcher env', () => {
+  it('defaults to the file transport and the contract retry schedule', () => {
+    expect(loadEnv(base)).toMatchObject({
+      MAIL_TRANSPORT: 'file',
+      MAIL_OUTBOX_DIR: '.data/outbox',
+      PLATFORM_LIMIT_RETRY_SECONDS: 3600,
+      RETRY_BASE_SECONDS: 15,
+      RETRY_MAX_SECONDS: 3600,
+      MAX_RETRIES: 8,
+      DISPATCH_ACK_WAIT_SECONDS: 120,
+    })
+  })
+
+  it('takes fractional seconds so tests can shorten the schedule', () => {
+    expect(
+      loadEnv({ ...base, RETRY_BASE_SECONDS: '0.2', PLATFORM_LIMIT_RETRY_SECONDS: '0.5' }),
+    ).toMatchObject({
+      RETRY_BASE_SECONDS: 0.2,
+      PLATFORM_LIMIT_RETRY_SECONDS: 0.5,
+    })
+  })
+
+  it('needs SMTP_URL for the smtp transport, and an smtp(s) URL at that', () => {
+    expect(() => loadEnv({ ...base, MAIL_TRANSPORT: 'smtp' })).toThrow(/SMTP_URL/)
+    expect(() => loadEnv({ ...base, MAIL_TRANSPORT: 'smtp', SMTP_URL: 'http://relay:25' })).toThrow(
+      ConfigError,
+    )
+    expect(
+      loadEnv({ ...base, MAIL_TRANSPORT: 'smtp', SMTP_URL: 'smtps://u:p@relay.example:465' }).SMTP_URL,
+    ).toBe('smtps://u:p@relay.example:465')
+  })
+
+  it('refuses a relay time-out that could outlive a claim', () => {
+    expect(() => loadEnv({ ...base, DISPATCH_ACK_WAIT_SECONDS: '10', SMTP_TIMEOUT_SECONDS: '6' })).toThrow(
+      /SMTP_TIMEOUT_SECONDS/,
+    )
+  })
+})

@@ -1,0 +1,63 @@
+import { baseEnv, envInt, parseEnv } from '@mailer/config'
+import { linksEnvFields } from '@mailer/links'
+import { z } from 'zod'
+
+/** Seconds that may be fractional, so tests can run a whole retry schedule in moments. */
+const seconds = (dflt: number, min = 0, max = 7 * 24 * 3600) =>
+  z.coerce.number().min(min).max(max).default(dflt)
+
+export const dispatcherEnv = baseEnv
+  .extend({
+    /** The relay: `smtp://user:pass@host:port` (STARTTLS when offered) or `smtps://…` (TLS from the start). */
+    SMTP_URL: z
+      .string()
+      .url()
+      .refine((u) => /^smtps?:\/\//.test(u), 'must be an smtp:// or smtps:// URL')
+      .optional(),
+    /** `file` writes `<MAIL_OUTBOX_DIR>/<emailId>.eml` instead of sending (the development default). */
+    MAIL_TRANSPORT: z.enum(['smtp', 'file']).default('file'),
+    MAIL_OUTBOX_DIR: z.string().min(1).default('.data/outbox'),
+    /** Emails this replica delivers at once. */
+    DISPATCH_CONCURRENCY: envInt(32, 1, 1_000),
+    /**
+     * How long JetStream waits for an ack before redelivering, and so how old a `sending` claim
+     * must be before another replica takes it over (its dispatcher died mid-send).
+     */
+    DISPATCH_ACK_WAIT_SECONDS: seconds(120, 2, 3_600),
+    /** Messages handed out but not yet acked, across all replicas (JetStream max_ack_pending). */
+    DISPATCH_MAX_ACK_PENDING: envInt(1_000, 1, 100_000),
+    /** Pooled connections to the relay per replica. */
+    SMTP_POOL_SIZE: envInt(5, 1, 100),
+    /** Connect, greeting and socket-inactivity time-out for the relay. */
+    SMTP_TIMEOUT_SECONDS: seconds(30, 0.1, 600),
+    /** The relay said its sending quota is used up (the "platform daily limit"): wait this long. */
+    PLATFORM_LIMIT_RETRY_SECONDS: seconds(3_600),
+    /** Transient failures wait min(2^n × base, max) with jitter, n = 0 for the first retry. */
+    RETRY_BASE_SECONDS: seconds(15),
+    RETRY_MAX_SECONDS: seconds(3_600),
+    /** Retries after the first attempt before an email is `failed` (platform-limit retries count). */
+    MAX_RETRIES: envInt(8, 0, 100),
+    /** Circuit breaker around the relay: how long it stays open before letting a probe through. */
+    BREAKER_RESET_SECONDS: seconds(30, 0.1, 3_600),
+    /** Relay calls in the rolling 10 s window before the breaker may open (at ≥ 50 % failures). */
+    BREAKER_MIN_CALLS: envInt(5, 1, 10_000),
+    /** PUBLIC_URL and TRACKING_SECRET: open pixels and click links in tracked emails. */
+    ...linksEnvFields,
+  })
+  .superRefine((env, ctx) => {
+    if (env.MAIL_TRANSPORT === 'smtp' && !env.SMTP_URL) {
+      ctx.addIssue({ code: 'custom', path: ['SMTP_URL'], message: 'is required when MAIL_TRANSPORT=smtp' })
+    }
+    // A send must end (or time out) well before its claim can be taken over, or two replicas
+    // could deliver the same email.
+    if (env.SMTP_TIMEOUT_SECONDS * 2 > env.DISPATCH_ACK_WAIT_SECONDS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['SMTP_TIMEOUT_SECONDS'],
+        message: 'must be at most half of DISPATCH_ACK_WAIT_SECONDS',
+      })
+    }
+  })
+export type DispatcherEnv = z.infer<typeof dispatcherEnv>
+export const loadEnv = (source: Record<string, string | undefined> = process.env): DispatcherEnv =>
+  parseEnv(dispatcherEnv, source)

@@ -1,0 +1,193 @@
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { decodeJson, type Outbox } from '@mailer/bus'
+import { DispatchMessage } from '@mailer/contracts'
+import type { Db, PgPool } from '@mailer/db'
+import { isTerminalRecipient } from '@mailer/email-core'
+import type { Logger, Metrics } from '@mailer/observability'
+import type { JsMsg } from 'nats'
+import type { RetryPolicy } from '../domain/backoff.js'
+import type { ClaimedEmail } from '../domain/claimed-email.js'
+import { buildMessage, messageIdFor, RenderError, senderAddress, senderDomain } from '../domain/message.js'
+import { type Plan, planOutcome, planUnsendable } from '../domain/outcome.js'
+import type { TrackingLinks } from '../domain/transform-html.js'
+import { ClaimKeeper, claimEmail } from '../infra/claim.js'
+import type { DkimKeys } from '../infra/dkim-keys.js'
+import { type OutboxRows, recordOutcome } from '../infra/record.js'
+import type { Relay, Renderer } from '../infra/relay.js'
+
+export interface DispatchDeps {
+  db: Db
+  /** The per-email SQL (claim, claim refresh, outcome) goes through plain pg. */
+  pool: PgPool
+  outbox: Outbox
+  relay: Relay
+  renderer: Renderer
+  dkim: DkimKeys
+  /** Builds the open pixel and click links for emails with tracking on. */
+  links?: TrackingLinks | null
+  policy: RetryPolicy
+  /** JetStream ack wait; also the age at which a `sending` claim is taken over. */
+  ackWaitSeconds: number
+  logger: Logger
+  metrics: Metrics
+}
+
+// Waits between tries to write an attempt's outcome. Giving up leaves the claim to go stale and
+// the email to be sent again, so it is worth waiting out a short database hiccup.
+const RECORD_RETRY_MS = [250, 500, 1_000, 2_000, 4_000]
+
+/**
+ * Handles one message of the EMAILS stream: claim the email, render and deliver it, write every
+ * outcome in one transaction, then ack ("record before ack"), then publish its events. Duplicate
+ * and stale messages find nothing to claim and are acked.
+ */
+export function makeDispatchHandler(deps: DispatchDeps): (msg: JsMsg) => Promise<void> {
+  const { logger, metrics } = deps
+  const deliveries = metrics.counter('deliveries_total', 'Recipient outcomes of delivery attempts', [
+    'outcome',
+  ])
+  const deliverySeconds = metrics.histogram(
+    'delivery_seconds',
+    'Time the relay took to answer one delivery attempt',
+    [],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  )
+  const heartbeatMs = Math.max(500, (deps.ackWaitSeconds * 1000) / 3)
+  const skipped = metrics.counter(
+    'dispatch_skipped_total',
+    'Dispatch messages with nothing to do, by reason',
+    ['reason'],
+  )
+
+  async function attempt(email: ClaimedEmail, log: Logger): Promise<{ plan: Plan; messageId: string }> {
+    const pending = email.recipients.filter((r) => !isTerminalRecipient(r.status)).map((r) => r.address)
+    let messageId = ''
+    try {
+      messageId = messageIdFor(email)
+      if (!email.content)
+        return {
+          plan: planUnsendable(
+            email.recipients,
+            'content_expired',
+            'The email content is no longer stored',
+            new Date(),
+          ),
+          messageId,
+        }
+      const replies = pending.length ? await send(email, pending, messageId, log) : []
+      const plan = planOutcome({
+        attempts: email.attempts,
+        alreadySent: email.sentAt !== null,
+        createdAt: email.createdAt,
+        recipients: email.recipients,
+        result: { provider: deps.relay.provider, messageId, replies },
+        now: new Date(),
+        policy: deps.policy,
+      })
+      return { plan, messageId }
+    } catch (err) {
+      if (!(err instanceof RenderError)) throw err
+      log.warn({ err: err.message }, 'email cannot be rendered; failing it')
+      return { plan: planUnsendable(email.recipients, 'render_failed', err.message, new Date()), messageId }
+    }
+  }
+
+  async function send(email: ClaimedEmail, to: string[], messageId: string, log: Logger) {
+    const domain = senderDomain(email.from)
+    const dkim = await deps.dkim.get(email.projectId, domain)
+    if (!dkim) log.warn({ domain }, 'no DKIM key for the sending domain; sending unsigned')
+    const raw = await deps.renderer.render(buildMessage(email, email.content!, to, dkim, deps.links ?? null))
+    const started = performance.now()
+    const replies = await deps.relay.deliver(email.id, { from: senderAddress(email.from), to }, raw)
+    deliverySeconds.observe((performance.now() - started) / 1000)
+    log.debug({ messageId, replies }, 'relay answered')
+    return replies
+  }
+
+  async function record(
+    email: ClaimedEmail,
+    plan: Plan,
+    messageId: string,
+    log: Logger,
+  ): Promise<OutboxRows | null> {
+    for (let i = 0; ; i++) {
+      try {
+        return await recordOutcome(deps.pool, email, plan, messageId)
+      } catch (err) {
+        const wait = RECORD_RETRY_MS[i]
+        if (wait === undefined) throw err
+        log.warn({ err, retryInMs: wait }, 'could not record the delivery outcome; retrying')
+        await sleep(wait)
+      }
+    }
+  }
+
+  return async (msg) => {
+    const parsed = DispatchMessage.safeParse(safeDecode(msg.data))
+    if (!parsed.success) {
+      logger.error(
+        { seq: msg.seq, issue: parsed.error.issues[0]?.message },
+        'malformed dispatch message dropped',
+      )
+      msg.term()
+      return
+    }
+    const { emailId, attempt: n } = parsed.data
+    const log = logger.child({ requestId: `${emailId}:${n}`, emailId, seq: msg.seq })
+    // Keep the message ours while we work; JetStream redelivers only if this process dies.
+    const heartbeat = setInterval(() => msg.working(), heartbeatMs)
+    try {
+      const claim = await claimEmail(deps.pool, emailId, deps.ackWaitSeconds)
+      if (claim.kind === 'busy') {
+        skipped.inc({ reason: 'busy' })
+        msg.nak(claim.retryInMs)
+        return
+      }
+      if (claim.kind === 'skip') {
+        skipped.inc({ reason: claim.status === null ? 'unknown_email' : 'not_claimable' })
+        log.debug({ status: claim.status }, 'nothing to dispatch')
+        msg.ack()
+        return
+      }
+      const email = claim.email
+      const keeper = new ClaimKeeper(deps.pool, email, heartbeatMs, (err) =>
+        log.warn({ err }, 'could not refresh the claim'),
+      )
+      let result: Awaited<ReturnType<typeof attempt>>
+      try {
+        result = await attempt(email, log)
+      } finally {
+        await keeper.stop()
+      }
+      const { plan, messageId } = result
+      const rows = await record(email, plan, messageId, log)
+      msg.ack()
+      if (rows === null) {
+        log.warn('claim was taken over by another dispatcher; outcome not recorded')
+        return
+      }
+      for (const o of plan.outcomes) deliveries.inc({ outcome: o })
+      log.info(
+        {
+          attempt: email.attempts,
+          status: plan.status,
+          nextAttemptAt: plan.nextAttemptAt,
+          outcomes: plan.outcomes,
+        },
+        'delivery attempt recorded',
+      )
+      await deps.outbox.publish(rows)
+    } finally {
+      clearInterval(heartbeat)
+    }
+  }
+}
+
+function safeDecode(data: Uint8Array): unknown {
+  try {
+    return decodeJson(data)
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,57 @@
+import type { Logger, Metrics } from '@mailer/observability'
+import CircuitBreaker from 'opossum'
+import { relayAnswered, type SmtpError } from './smtp-replies.js'
+
+export interface BreakerOptions {
+  resetSeconds: number
+  minCalls: number
+}
+
+/**
+ * A circuit breaker around the relay. Only failures that say the relay is unreachable or unwell
+ * (refused or dropped connections, time-outs, greeting/AUTH errors) count; a relay that answers
+ * "no" to a message or recipient is healthy. At ≥ 50 % such failures over the last 10 s (and at
+ * least `minCalls` calls) it opens: sends fail at once, without touching the relay, and their
+ * emails are deferred. After `resetSeconds` one probe goes through (half-open); its success
+ * closes the breaker.
+ *
+ * No opossum time-out: it would only stop waiting, not stop the send, and a send that finishes
+ * after we recorded "deferred" would be delivered twice. nodemailer's own time-outs end the
+ * connection instead.
+ */
+export function relayBreaker<A extends unknown[], R>(
+  send: (...args: A) => Promise<R>,
+  opts: BreakerOptions,
+  metrics: Metrics,
+  logger: Logger,
+): CircuitBreaker<A, R> {
+  const breaker = new CircuitBreaker(send, {
+    timeout: false,
+    errorThresholdPercentage: 50,
+    volumeThreshold: opts.minCalls,
+    resetTimeout: Math.round(opts.resetSeconds * 1000),
+    rollingCountTimeout: 10_000,
+    rollingCountBuckets: 10,
+    errorFilter: (err: SmtpError) => relayAnswered(err),
+  })
+  const open = metrics.gauge(
+    'relay_breaker_open',
+    '1 while the circuit breaker around the relay is open or half-open, else 0',
+  )
+  open.set(0)
+  breaker.on('open', () => {
+    open.set(1)
+    logger.warn(
+      { resetSeconds: opts.resetSeconds },
+      'relay circuit breaker opened: deferring emails without trying the relay',
+    )
+  })
+  breaker.on('halfOpen', () => {
+    logger.info('relay circuit breaker half-open: probing the relay')
+  })
+  breaker.on('close', () => {
+    open.set(0)
+    logger.info('relay circuit breaker closed: relay reachable again')
+  })
+  return breaker
+}

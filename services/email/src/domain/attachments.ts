@@ -1,0 +1,101 @@
+import { Attachment, fail, MAX_ATTACHMENTS, MailerError } from '@mailer/contracts'
+
+/** An attachment as stored with the content: base64 without whitespace, its type and decoded size. */
+export interface StoredAttachment {
+  filename: string
+  content: string
+  type: string
+  disposition: 'attachment' | 'inline'
+  contentId: string | null
+  size: number
+}
+
+const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/
+
+const TYPES: Record<string, string> = {
+  pdf: 'application/pdf',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  svg: 'image/svg+xml',
+  txt: 'text/plain',
+  csv: 'text/csv',
+  html: 'text/html',
+  ics: 'text/calendar',
+  json: 'application/json',
+  zip: 'application/zip',
+}
+
+/** The MIME type for a filename's extension; application/octet-stream when unknown. */
+export function typeFor(filename: string): string {
+  const ext = filename.slice(filename.lastIndexOf('.') + 1).toLowerCase()
+  return (filename.includes('.') && TYPES[ext]) || 'application/octet-stream'
+}
+
+/** Bytes that base64 text decodes to. */
+export function decodedSize(b64: string): number {
+  const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0
+  return Math.floor((b64.length * 3) / 4) - pad
+}
+
+/** At most 20 attachments, each `{ filename, content (base64), type?, disposition?, contentId? }`. */
+export function checkAttachments(raw: unknown): StoredAttachment[] {
+  if (raw === undefined) return []
+  if (!Array.isArray(raw)) throw fail('invalid_attachment', 'attachments must be a list', 'attachments')
+  if (raw.length > MAX_ATTACHMENTS)
+    throw fail('invalid_attachment', `At most ${MAX_ATTACHMENTS} attachments`, 'attachments')
+  return raw.map((item, i) => {
+    const res = Attachment.safeParse(item)
+    if (!res.success) {
+      const issue = res.error.issues[0]!
+      const keys = issue.code === 'unrecognized_keys' ? issue.keys.slice(0, 1) : []
+      const path = ['attachments', i, ...issue.path, ...keys].map(String).join('.')
+      throw fail(
+        'invalid_attachment',
+        `${path}: ${keys.length ? `unknown field '${keys[0]}'` : issue.message}`,
+        path,
+      )
+    }
+    const a = res.data
+    const content = a.content.replace(/\s+/g, '')
+    if (!BASE64_RE.test(content))
+      throw fail('invalid_attachment', 'content must be base64', `attachments.${i}.content`)
+    return {
+      filename: a.filename,
+      content,
+      type: a.type ?? typeFor(a.filename),
+      disposition: a.disposition ?? 'attachment',
+      contentId: a.contentId ?? null,
+      size: decodedSize(content),
+    }
+  })
+}
+
+/**
+ * html + text + decoded attachments over MAX_MESSAGE_BYTES is 400 `payload_too_large`; param is
+ * the part that crossed the limit.
+ */
+export function checkSize(
+  html: string | null,
+  text: string | null,
+  attachments: StoredAttachment[],
+  maxBytes: number,
+): void {
+  const parts: Array<[string, number]> = [
+    ['html', html ? Buffer.byteLength(html, 'utf8') : 0],
+    ['text', text ? Buffer.byteLength(text, 'utf8') : 0],
+    ...attachments.map((a, i): [string, number] => [`attachments.${i}`, a.size]),
+  ]
+  let total = 0
+  for (const [param, bytes] of parts) {
+    total += bytes
+    if (total > maxBytes) {
+      throw new MailerError('payload_too_large', `The email's content is larger than ${maxBytes} bytes`, {
+        param,
+        status: 400,
+      })
+    }
+  }
+}

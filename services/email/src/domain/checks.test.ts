@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest'
+import { checkAttachments, checkSize, decodedSize, typeFor } from './attachments.js'
+import { checkHeaders } from './headers.js'
+import { checkSuppression, collectRecipients, resolveSender } from './recipients.js'
+import { checkSchedule } from './schedule.js'
+
+const domains = new Map([
+  ['acme.test', 'verified'],
+  ['new.test', 'pending'],
+])
+
+describe('resolveSender', () => {
+  it('accepts a bare address or a named one on a project domain, falling back to defaultFrom', () => {
+    expect(resolveSender('Acme <Hi@ACME.test>', null, domains, true)).toBe('Acme <Hi@ACME.test>')
+    expect(resolveSender(undefined, 'news@acme.test', domains, true)).toBe('news@acme.test')
+  })
+
+  it('rejects other domains, unverified domains (live only) and a missing sender', () => {
+    expect(() => resolveSender('a@other.test', null, domains, false)).toThrow(
+      expect.objectContaining({ code: 'invalid_sender', param: 'from' }),
+    )
+    expect(() => resolveSender('a@new.test', null, domains, true)).toThrow(
+      expect.objectContaining({ code: 'domain_not_verified' }),
+    )
+    expect(resolveSender('a@new.test', null, domains, false)).toBe('a@new.test')
+    expect(() => resolveSender(undefined, null, domains, true)).toThrow(
+      expect.objectContaining({ code: 'invalid_body', param: 'from' }),
+    )
+    expect(() => resolveSender('a@sub.acme.test', null, domains, true)).toThrow(
+      expect.objectContaining({ code: 'invalid_sender' }),
+    )
+  })
+})
+
+describe('collectRecipients', () => {
+  it('lower-cases and de-duplicates across to, cc and bcc, first mention winning', () => {
+    expect(
+      collectRecipients({ to: ['A@x.test'], cc: ['a@x.test', 'B@x.test'], bcc: ['b@X.test', 'c@x.test'] }),
+    ).toEqual([
+      { address: 'a@x.test', kind: 'to' },
+      { address: 'b@x.test', kind: 'cc' },
+      { address: 'c@x.test', kind: 'bcc' },
+    ])
+  })
+
+  it('allows 50 and rejects 51, naming the list that went over', () => {
+    const to = Array.from({ length: 50 }, (_, i) => `r${i}@x.test`)
+    expect(collectRecipients({ to })).toHaveLength(50)
+    expect(() => collectRecipients({ to, bcc: ['one@more.test'] })).toThrow(
+      expect.objectContaining({ code: 'too_many_recipients', param: 'bcc' }),
+    )
+  })
+
+  it('a suppressed recipient is 422 with the address as param', () => {
+    expect(() =>
+      checkSuppression(collectRecipients({ to: ['ok@x.test', 'Gone@x.test'] }), new Set(['gone@x.test'])),
+    ).toThrow(expect.objectContaining({ code: 'recipient_suppressed', status: 422, param: 'gone@x.test' }))
+  })
+})
+
+describe('checkHeaders', () => {
+  it('accepts custom headers and rejects reserved names case-insensitively', () => {
+    expect(checkHeaders({ 'X-Tag': 'a', 'List-Unsubscribe': '<mailto:u@x.test>' })).toEqual({
+      'X-Tag': 'a',
+      'List-Unsubscribe': '<mailto:u@x.test>',
+    })
+    for (const name of [
+      'from',
+      'TO',
+      'Cc',
+      'bcc',
+      'Subject',
+      'Reply-To',
+      'date',
+      'Message-ID',
+      'content-type',
+      'MIME-Version',
+    ]) {
+      expect(() => checkHeaders({ [name]: 'x' })).toThrow(
+        expect.objectContaining({ code: 'invalid_header', param: `headers.${name}` }),
+      )
+    }
+  })
+
+  it('measures the value limit in bytes', () => {
+    expect(checkHeaders({ 'X-A': 'é'.repeat(1024) })['X-A']).toHaveLength(1024)
+    expect(() => checkHeaders({ 'X-A': 'é'.repeat(1025) })).toThrow(
+      expect.objectContaining({ code: 'invalid_header' }),
+    )
+  })
+})
+
+describe('attachments and size', () => {
+  it('decodes sizes and guesses types', () => {
+    expect(decodedSize(Buffer.from('hello').toString('base64'))).toBe(5)
+    expect(decodedSize(Buffer.from('hell').toString('base64'))).toBe(4)
+    expect(typeFor('Report.PDF')).toBe('application/pdf')
+    expect(typeFor('noext')).toBe('application/octet-stream')
+  })
+
+  it('keeps base64 without whitespace and defaults disposition', () => {
+    const [a] = checkAttachments([{ filename: 'a.txt', content: 'aGVs\nbG8=' }])
+    expect(a).toEqual({
+      filename: 'a.txt',
+      content: 'aGVsbG8=',
+      type: 'text/plain',
+      disposition: 'attachment',
+      contentId: null,
+      size: 5,
+    })
+  })
+
+  it('payload_too_large is a 400 naming the part that crossed the limit', () => {
+    expect(() => checkSize('x'.repeat(60), 'y'.repeat(50), [], 100)).toThrow(
+      expect.objectContaining({ code: 'payload_too_large', status: 400, param: 'text' }),
+    )
+    expect(() => checkSize('x'.repeat(100), null, [], 100)).not.toThrow()
+  })
+})
+
+describe('checkSchedule', () => {
+  const now = new Date('2026-05-01T12:00:00Z')
+  it('accepts a future time with an offset up to 30 days ahead', () => {
+    expect(checkSchedule('2026-05-01T16:00:00+02:00', now)?.toISOString()).toBe('2026-05-01T14:00:00.000Z')
+    expect(checkSchedule('2026-05-31T12:00:00Z', now)?.toISOString()).toBe('2026-05-31T12:00:00.000Z')
+    expect(checkSchedule(undefined, now)).toBeNull()
+  })
+
+  it('rejects the past, now, no offset and more than 30 days', () => {
+    for (const v of ['2026-05-01T12:00:00Z', '2026-05-01T13:00:00', '2026-05-31T12:00:01Z', 'soon', 5]) {
+      expect(() => checkSchedule(v, now)).toThrow(
+        expect.objectContaining({ code: 'invalid_schedule', param: 'scheduledAt' }),
+      )
+    }
+  })
+})

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest'
+import { type DevEmail, planDevEvent } from './dev-event.js'
+
+const now = new Date('2026-01-02T00:00:01.500Z')
+const email = (over: Partial<DevEmail> = {}): DevEmail => ({
+  id: 'email_1',
+  mode: 'live',
+  status: 'queued',
+  to: ['a@x.test', 'b@x.test'],
+  createdAt: new Date('2026-01-02T00:00:00.000Z'),
+  recipients: [
+    { address: 'a@x.test', status: 'queued' },
+    { address: 'b@x.test', status: 'queued' },
+  ],
+  ...over,
+})
+
+describe('planDevEvent', () => {
+  it('fakes a delivery for the first to address when no recipient is named', () => {
+    const plan = planDevEvent(email(), 'email.delivered', undefined, now)
+    expect(plan.event).toEqual({
+      type: 'email.delivered',
+      recipient: 'a@x.test',
+      at: now,
+      extra: {
+        delivery: {
+          status: 'delivered',
+          provider: 'dev',
+          deliveryTimeMs: 1500,
+          smtpStatusCode: 250,
+          smtpResponse: expect.stringContaining('250'),
+        },
+        terminal: true,
+        dev: true,
+      },
+    })
+    expect(plan.recipient).toMatchObject({ address: 'a@x.test', status: 'delivered', smtpStatus: 250 })
+    // One delivered, one still on its way.
+    expect(plan.emailStatus).toBe('sent')
+    expect(plan.suppress).toBeNull()
+  })
+
+  it('a bounce is hard, suppresses the address and makes the email bounced', () => {
+    const plan = planDevEvent(email(), 'email.bounced', 'b@x.test', now)
+    expect(plan.event.extra).toMatchObject({ bounce: { type: 'hard' }, delivery: { status: 'bounced' } })
+    expect(plan.recipient).toMatchObject({ address: 'b@x.test', status: 'bounced', bounceType: 'hard' })
+    expect(plan.emailStatus).toBe('bounced')
+    expect(plan.suppress).toBe('hard_bounce')
+  })
+
+  it('a complaint suppresses as complaint and outranks a bounce', () => {
+    const bounced = email({
+      recipients: [
+        { address: 'a@x.test', status: 'bounced' },
+        { address: 'b@x.test', status: 'delivered' },
+      ],
+    })
+    const plan = planDevEvent(bounced, 'email.complained', 'a@x.test', now)
+    expect(plan.recipient?.status).toBe('complained')
+    expect(plan.emailStatus).toBe('complained')
+    expect(plan.suppress).toBe('complaint')
+  })
+
+  it('never moves a recipient down the ranking: the event is recorded, nothing else changes', () => {
+    const done = email({
+      status: 'bounced',
+      recipients: [{ address: 'a@x.test', status: 'bounced' }],
+      to: ['a@x.test'],
+    })
+    const plan = planDevEvent(done, 'email.delivered', undefined, now)
+    expect(plan.event.type).toBe('email.delivered')
+    expect(plan.recipient).toBeNull()
+    expect(plan.emailStatus).toBeNull()
+  })
+
+  it('keeps a test email test while its recipient moves', () => {
+    const plan = planDevEvent(email({ mode: 'test', status: 'test' }), 'email.delivered', undefined, now)
+    expect(plan.recipient?.status).toBe('delivered')
+    expect(plan.emailStatus).toBeNull()
+  })
+
+  it('gives sent and failed their own data', () => {
+    expect(planDevEvent(email(), 'email.sent', undefined, now).event.extra).toEqual({
+      messageId: '<email_1.dev@mailer.invalid>',
+      dev: true,
+    })
+    const failed = planDevEvent(email(), 'email.failed', 'b@x.test', now)
+    expect(failed.event.extra).toMatchObject({ code: 'dev_event', dev: true })
+    expect(failed.emailStatus).toBe('failed')
+  })
+
+  it('refuses an address that is not a recipient', () => {
+    expect(() => planDevEvent(email(), 'email.delivered', 'z@x.test', now)).toThrow(
+      expect.objectContaining({ code: 'invalid_body', param: 'recipient' }),
+    )
+  })
+})

@@ -1,0 +1,41 @@
+import { fail } from '@mailer/contracts'
+
+const NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+const RESERVED = new Set([
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'reply-to',
+  'date',
+  'message-id',
+  'content-type',
+  'mime-version',
+])
+const MAX_VALUE_BYTES = 2048
+
+/**
+ * Custom headers (contract.md part 3): token names, values up to 2,048 bytes without CR/LF, and
+ * none of the names the service writes itself. Every problem is `invalid_header`.
+ */
+export function checkHeaders(raw: unknown): Record<string, string> {
+  if (raw === undefined) return {}
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw fail('invalid_header', 'headers must be an object of header names to string values', 'headers')
+  }
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
+    const param = `headers.${name}`
+    if (!NAME_RE.test(name)) throw fail('invalid_header', `'${name}' is not a valid header name`, param)
+    if (RESERVED.has(name.toLowerCase()))
+      throw fail('invalid_header', `${name} is set by the service and cannot be given`, param)
+    if (typeof value !== 'string') throw fail('invalid_header', `${name} must be a string`, param)
+    if (/[\r\n]/.test(value)) throw fail('invalid_header', `${name} cannot contain line breaks`, param)
+    if (Buffer.byteLength(value, 'utf8') > MAX_VALUE_BYTES) {
+      throw fail('invalid_header', `${name} is longer than ${MAX_VALUE_BYTES} bytes`, param)
+    }
+    out[name] = value
+  }
+  return out
+}

@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto'
+import { MailerError, SendEmailInput } from '@mailer/contracts'
+
+/**
+ * Parses one send input: `missing_body` when absent, else `invalid_body` with `param` set to the
+ * dotted path of the first problem (for an unknown field, the field's name).
+ */
+export function parseSendInput(raw: unknown): SendEmailInput {
+  if (raw === undefined || raw === null) throw new MailerError('missing_body', 'A JSON body is required')
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new MailerError('invalid_body', 'The body must be a JSON object')
+  const nul = nulPath(raw, [])
+  if (nul !== null) {
+    throw new MailerError(
+      'invalid_body',
+      `${nul || 'body'}: text cannot contain NUL characters`,
+      nul ? { param: nul } : {},
+    )
+  }
+  const res = SendEmailInput.safeParse(raw)
+  if (res.success) return res.data
+  const issue = res.error.issues[0]!
+  const keys = issue.code === 'unrecognized_keys' ? issue.keys : []
+  const path = [...issue.path.map(String), ...keys.slice(0, 1)].join('.')
+  const message = keys.length ? `Unknown field '${keys[0]}'` : issue.message
+  throw new MailerError('invalid_body', path ? `${path}: ${message}` : message, path ? { param: path } : {})
+}
+
+/** The dotted path of the first string (or key) holding a NUL character, which PostgreSQL text cannot store. */
+function nulPath(v: unknown, path: string[]): string | null {
+  if (typeof v === 'string') return v.includes('\u0000') ? path.join('.') : null
+  if (v === null || typeof v !== 'object') return null
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    if (k.includes('\u0000')) return [...path, k].join('.')
+    const hit = nulPath(x, [...path, k])
+    if (hit !== null) return hit
+  }
+  return null
+}
+
+/** JSON with object keys sorted at every level, so equal inputs give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
+}
+
+/** The idempotency fingerprint: SHA-256 of the parsed input without `idempotencyKey`. */
+export function requestHash(input: SendEmailInput): string {
+  const { idempotencyKey: _key, ...rest } = input
+  return createHash('sha256').update(canonicalJson(rest)).digest('hex')
+}

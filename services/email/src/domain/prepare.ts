@@ -1,0 +1,103 @@
+import { fail, type SendEmailInput } from '@mailer/contracts'
+import { checkAttachments, checkSize, type StoredAttachment } from './attachments.js'
+import { checkHeaders } from './headers.js'
+import { parseSendInput, requestHash } from './input.js'
+import {
+  checkSuppression,
+  collectRecipients,
+  type ProjectDomains,
+  type Recipient,
+  resolveSender,
+} from './recipients.js'
+import { checkSchedule } from './schedule.js'
+import type { TemplateRenderer } from './template.js'
+
+/** What the checks of one send need to know about the call. */
+export interface SendContext {
+  projectId: string
+  defaultFrom: string | null
+  domains: ProjectDomains
+  live: boolean
+  now: Date
+  maxMessageBytes: number
+  templates: TemplateRenderer
+}
+
+/** A send input past parse → sender → recipients. */
+export interface CheckedSend {
+  input: SendEmailInput
+  from: string
+  recipients: Recipient[]
+}
+
+/** A send input past every check before idempotency and limits: ready to store. */
+export interface PreparedSend extends CheckedSend {
+  subject: string
+  html: string | null
+  text: string | null
+  headers: Record<string, string>
+  attachments: StoredAttachment[]
+  scheduledAt: Date | null
+  template: string | null
+  templateVersion: number | null
+  hash: string
+}
+
+/** First checks, in the contract's order: parse → sender → recipients. Throws a MailerError. */
+export function checkSend(raw: unknown, ctx: SendContext): CheckedSend {
+  const input = parseSendInput(raw)
+  const from = resolveSender(input.from, ctx.defaultFrom, ctx.domains, ctx.live)
+  const recipients = collectRecipients(input)
+  return { input, from, recipients }
+}
+
+/**
+ * The remaining checks, in order: suppression (live only) → headers → template → subject →
+ * attachments → size → schedule. Throws a MailerError.
+ */
+export async function prepareSend(
+  c: CheckedSend,
+  ctx: SendContext,
+  suppressed: ReadonlySet<string>,
+): Promise<PreparedSend> {
+  const { input } = c
+  if (ctx.live) checkSuppression(c.recipients, suppressed)
+  const headers = checkHeaders(input.headers)
+
+  let subject = input.subject ?? null
+  let html = input.html ?? null
+  let text = input.text ?? null
+  let templateVersion: number | null = null
+  if (input.template !== undefined) {
+    const data = input.data ?? {}
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+      throw fail('invalid_template_data', 'data must be an object of template variables', 'data')
+    }
+    const rendered = await ctx.templates.render(
+      ctx.projectId,
+      input.template,
+      data as Record<string, unknown>,
+    )
+    subject ??= rendered.subject
+    html ??= rendered.html
+    text ??= rendered.text
+    templateVersion = rendered.version
+  }
+  if (!subject) throw fail('invalid_body', 'subject is required (1-998 characters)', 'subject')
+
+  const attachments = checkAttachments(input.attachments)
+  checkSize(html, text, attachments, ctx.maxMessageBytes)
+  const scheduledAt = checkSchedule(input.scheduledAt, ctx.now)
+  return {
+    ...c,
+    subject,
+    html,
+    text,
+    headers,
+    attachments,
+    scheduledAt,
+    template: input.template ?? null,
+    templateVersion,
+    hash: requestHash(input),
+  }
+}

@@ -1,0 +1,16 @@
+/** What a template supplies to a send; explicit `subject`/`html`/`text` in the input win. */
+export interface RenderedTemplate {
+  subject: string | null
+  html: string | null
+  text: string | null
+  version: number
+}
+
+/**
+ * Renders a project's template with the send's `data`. Implementations throw a MailerError:
+ * 404 `template_not_found` for an unknown name, 400 `invalid_template_data` (param `data...`)
+ * when the data does not fit the template's variables.
+ */
+export interface TemplateRenderer {
+  render(projectId: string, name: string, data: Record<string, unknown>): Promise<RenderedTemplate>
+}

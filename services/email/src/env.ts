@@ -1,0 +1,33 @@
+import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
+import { z } from 'zod'
+import { dnsEnvFields } from './infra/dns-env.js'
+
+export const emailEnv = baseEnv.extend({
+  /** Live emails a project may send per RATE_PERIOD seconds, shared by every replica. */
+  RATE_LIMIT: envInt(300, 1),
+  RATE_PERIOD: envInt(60).refine((v) => v === 10 || v === 60, 'must be 10 or 60'),
+  /**
+   * Share of RATE_LIMIT that broadcast emails may use (0 < share ≤ 1); the rest is always left
+   * for transactional sends.
+   */
+  BROADCAST_RATE_SHARE: z.coerce.number().gt(0).max(1).default(0.5),
+  /** Days an email's content (html, text, attachments) is kept after it was accepted or is due. */
+  CONTENT_RETENTION_DAYS: envInt(30, 1, 3650),
+  /** html + text + decoded attachments of one email, at most. */
+  MAX_MESSAGE_BYTES: envInt(10 * 1024 * 1024, 1024),
+  /** Upper bound on how long a project's sender domains are served from memory if an invalidation is lost. */
+  DOMAIN_CACHE_TTL_SECONDS: envInt(30, 1, 3600),
+  /** Upper bound on how long a compiled template is served from memory if an invalidation is lost. */
+  TEMPLATE_CACHE_TTL_SECONDS: envInt(60, 1, 3600),
+  ...dnsEnvFields,
+  /** `true` serves POST /v1/admin/dev/events (fake delivery events); else it is 404 route_not_found. */
+  DEV_ROUTES: envBool(false),
+  /**
+   * Test hook (NODE_ENV=test only): never publish from the outbox, as if the process died right
+   * after each commit; a fresh instance's sweeper must publish what it left behind.
+   */
+  TEST_SKIP_OUTBOX_PUBLISH: envBool(false),
+})
+export type EmailEnv = z.infer<typeof emailEnv>
+export const loadEnv = (source: Record<string, string | undefined> = process.env): EmailEnv =>
+  parseEnv(emailEnv, source)

@@ -1,0 +1,269 @@
+import {
+  type Caller,
+  type DryRunResult,
+  fail,
+  isMailerError,
+  MailerError,
+  newId,
+  requireProject,
+  type SendResult,
+} from '@mailer/contracts'
+import { createPgPool } from '@mailer/db'
+import type { EmailContext } from '../app.js'
+import { broadcastRateLimit } from '../domain/broadcast-share.js'
+import { type Admission, admit, counterWindows } from '../domain/limits.js'
+import {
+  type CheckedSend,
+  checkSend,
+  type PreparedSend,
+  prepareSend,
+  type SendContext,
+} from '../domain/prepare.js'
+import { acceptedStatus } from '../domain/records.js'
+import type { Limits, NewEmail } from '../infra/accept-store.js'
+import { AcceptWriter } from '../infra/accept-writer.js'
+import { findByKeys, lookupForSend } from '../infra/send-lookups.js'
+
+/** One send input with the idempotency key sources around it. */
+export interface AcceptItem {
+  raw: unknown
+  /** Wins over the input's own `idempotencyKey` (the single send's header, RPC `opts`). */
+  overrideKey?: string | undefined
+  /** Used when the input has no key of its own (a batch's `<header>:<index>`). */
+  fallbackKey?: string | undefined
+}
+
+export type Outcome = { result: SendResult | DryRunResult } | { error: MailerError }
+export type Accept = (
+  caller: Caller,
+  items: AcceptItem[],
+  opts: { source: string; dryRun?: boolean },
+) => Promise<Outcome[]>
+
+interface Keyed<T> {
+  i: number
+  key: string | null
+  send: T
+}
+
+const mismatch = () =>
+  fail(
+    'idempotency_payload_mismatch',
+    'This idempotency key was already used with a different request body',
+    'idempotencyKey',
+  )
+
+/**
+ * The accept path shared by the send and batch routes (and any RPC entry): every check in the
+ * contract's order, then one transaction for all admitted emails, then publishing after the
+ * commit without waiting for it. Each item ends with a result or its own error, in input order.
+ */
+export function makeAcceptor(ctx: EmailContext): Accept {
+  const { rt, metrics } = ctx
+  const env = rt.env
+  // The hot path's SQL goes through plain pg (Prisma adds ~1.5 ms per query), and concurrent
+  // requests share write transactions (group commit; see AcceptWriter).
+  const pool = createPgPool(env.DATABASE_URL, { max: 6 })
+  // Closed once in-flight requests are answered (the bus drain waits for them; a second drain is a no-op).
+  rt.onStop(async () => {
+    await rt.bus.drain()
+    await pool.end()
+  })
+  const writer = new AcceptWriter(pool)
+
+  return async (caller, items, opts) => {
+    const end = metrics.acceptSeconds.startTimer({ source: opts.source })
+    const project = requireProject(caller)
+    const live = caller.mode === 'live'
+    const now = new Date()
+    const outcomes: Outcome[] = new Array(items.length)
+
+    const sctx: SendContext = {
+      projectId: project.id,
+      defaultFrom: project.defaultFrom,
+      domains: await ctx.domains.get(project.id),
+      live,
+      now,
+      maxMessageBytes: env.MAX_MESSAGE_BYTES,
+      templates: ctx.templates,
+    }
+
+    // parse → sender → recipients
+    const checked: Keyed<CheckedSend>[] = []
+    items.forEach((item, i) => {
+      try {
+        const send = checkSend(item.raw, sctx)
+        checked.push({
+          i,
+          send,
+          key: item.overrideKey ?? send.input.idempotencyKey ?? item.fallbackKey ?? null,
+        })
+      } catch (e) {
+        if (!isMailerError(e)) throw e
+        outcomes[i] = { error: e }
+      }
+    })
+
+    // The suppression list, the idempotency keys and the limit counters, read in one round trip.
+    const limits: Limits | null = live
+      ? {
+          windows: counterWindows(now, env.RATE_PERIOD),
+          // Broadcast emails get only their share of the rate (transactional sends go first).
+          rateLimit:
+            opts.source === 'broadcast'
+              ? broadcastRateLimit(env.RATE_LIMIT, env.BROADCAST_RATE_SHARE)
+              : env.RATE_LIMIT,
+          dailyLimit: project.dailyLimit,
+        }
+      : null
+    const addresses = live
+      ? [...new Set(checked.flatMap((c) => c.send.recipients.map((r) => r.address)))]
+      : []
+    const keys = [...new Set(checked.flatMap((c) => (c.key ? [c.key] : [])))]
+    const {
+      suppressed,
+      keyed: existing,
+      counters,
+    } = checked.length > 0
+      ? await lookupForSend(pool, {
+          projectId: project.id,
+          addresses,
+          keys,
+          windows: limits?.windows ?? null,
+        })
+      : { suppressed: new Set<string>(), keyed: new Map(), counters: null }
+
+    // suppression → headers → template → subject → attachments → size → schedule
+    const prepared = await Promise.all(
+      checked.map(async (c): Promise<Keyed<PreparedSend> | null> => {
+        try {
+          return { ...c, send: await prepareSend(c.send, sctx, suppressed) }
+        } catch (e) {
+          if (!isMailerError(e)) throw e
+          outcomes[c.i] = { error: e }
+          return null
+        }
+      }),
+    )
+
+    // idempotency: a known key answers its first result again (or 409); a key repeated inside
+    // this request follows the first item holding it.
+    const fresh: Keyed<PreparedSend>[] = []
+    const followers: Array<Keyed<PreparedSend> & { leader: Keyed<PreparedSend> }> = []
+    const leaders = new Map<string, Keyed<PreparedSend>>()
+    for (const p of prepared) {
+      if (!p) continue
+      if (p.key) {
+        const ex = existing.get(p.key)
+        if (ex) {
+          outcomes[p.i] =
+            ex.requestHash === p.send.hash
+              ? { result: { id: ex.id, status: acceptedStatus(ex), idempotent: true } }
+              : { error: mismatch() }
+          continue
+        }
+        const leader = leaders.get(p.key)
+        if (leader) {
+          followers.push({ ...p, leader })
+          continue
+        }
+        leaders.set(p.key, p)
+      }
+      fresh.push(p)
+    }
+
+    const statusOf = (s: PreparedSend): SendResult['status'] =>
+      !live ? 'test' : s.scheduledAt ? 'scheduled' : 'queued'
+    const limitError = (code: 'rate_limited' | 'daily_limit_exceeded') =>
+      code === 'rate_limited'
+        ? new MailerError(
+            'rate_limited',
+            `Too many emails: at most ${env.RATE_LIMIT} per ${env.RATE_PERIOD} seconds`,
+          )
+        : new MailerError(
+            'daily_limit_exceeded',
+            `The project's daily limit of ${project.dailyLimit} emails is reached; it resets at 00:00 UTC`,
+          )
+
+    // rate limit → daily limit, first as the counters stood a moment ago (so a client hammering
+    // past its limit costs no writes), then for real when storing.
+    const pre: Admission =
+      limits && counters
+        ? admit(fresh.length, counters, limits.windows.elapsed, limits.rateLimit, limits.dailyLimit)
+        : { admitted: fresh.length, errorFor: () => 'rate_limited' }
+    fresh.slice(pre.admitted).forEach((p, k) => {
+      outcomes[p.i] = { error: limitError(pre.errorFor(pre.admitted + k)) }
+    })
+    const candidates = fresh.slice(0, pre.admitted)
+
+    if (opts.dryRun) {
+      for (const p of candidates) outcomes[p.i] = { result: { id: null, status: statusOf(p.send) } }
+    } else if (candidates.length > 0) {
+      const emails: NewEmail[] = candidates.map((p) => ({
+        id: newId('email'),
+        send: p.send,
+        key: p.key,
+        status: statusOf(p.send),
+      }))
+      const stored = await writer.store({
+        projectId: project.id,
+        apiKeyId: caller.via === 'api' ? caller.apiKeyId : null,
+        mode: live ? 'live' : 'test',
+        source: opts.source,
+        now,
+        retentionDays: env.CONTENT_RETENTION_DAYS,
+        limits,
+        emails,
+      })
+      ctx.publish(stored.outboxRows)
+
+      const lost: Keyed<PreparedSend>[] = []
+      emails.forEach((e, j) => {
+        const p = candidates[j]!
+        const refused = stored.refused.get(e.id)
+        if (refused) outcomes[p.i] = { error: limitError(refused) }
+        else if (stored.accepted.has(e.id)) outcomes[p.i] = { result: { id: e.id, status: e.status } }
+        else lost.push(p)
+      })
+      // A concurrent request committed the same key first: answer as its repeat.
+      if (lost.length > 0) {
+        const winners = await findByKeys(
+          rt.db,
+          project.id,
+          lost.map((p) => p.key!),
+        )
+        for (const p of lost) {
+          const w = winners.get(p.key!)
+          if (!w) throw new Error(`idempotency key conflict without a winning row (${p.key})`)
+          outcomes[p.i] =
+            w.requestHash === p.send.hash
+              ? { result: { id: w.id, status: acceptedStatus(w), idempotent: true } }
+              : { error: mismatch() }
+        }
+      }
+    }
+
+    for (const f of followers) {
+      const lead = outcomes[f.leader.i]!
+      if ('error' in lead) outcomes[f.i] = lead
+      else if (f.send.hash !== f.leader.send.hash) outcomes[f.i] = { error: mismatch() }
+      else
+        outcomes[f.i] = {
+          result: lead.result.id === null ? lead.result : { ...lead.result, idempotent: true },
+        }
+    }
+
+    let accepted = 0
+    for (const o of outcomes) {
+      if ('error' in o) metrics.rejected.inc({ source: opts.source, code: o.error.code })
+      else if (!('idempotent' in o.result && o.result.idempotent) && o.result.id !== null) accepted++
+    }
+    if (accepted > 0) metrics.accepted.inc({ source: opts.source, mode: caller.mode }, accepted)
+    end()
+    rt.logger.debug(
+      { requestId: caller.requestId, source: opts.source, items: items.length, accepted },
+      'send accepted',
+    )
+    return outcomes
+  }
+}

@@ -1,0 +1,123 @@
+import { type DispatchMessage, parseBroadcastEmailKey, SUBJECTS } from '@mailer/contracts'
+import { buildEvent, type EmailSummary, eventMessage, timelineRow } from '@mailer/email-core'
+import type { PreparedSend } from '../domain/prepare.js'
+import { textPreview } from '../domain/preview.js'
+
+const DAY_MS = 86_400_000
+
+/** An email about to be stored, with the status it is accepted in. */
+export interface NewEmail {
+  id: string
+  send: PreparedSend
+  key: string | null
+  status: 'queued' | 'scheduled' | 'test'
+}
+
+/** What the rows of one request share. */
+export interface RowContext {
+  projectId: string
+  apiKeyId: string | null
+  mode: 'live' | 'test'
+  source: string
+  now: Date
+  retentionDays: number
+}
+
+/**
+ * The rows of one request for the single multi-table insert (see accept-sql.ts), as JSON
+ * records whose keys are the column names. Events are written as `recordEvents` in
+ * @mailer/email-core writes them (`timelineRow`, `eventMessage`).
+ */
+export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
+  const emailRows = emails.map((e) => emailRow(ctx, e))
+  const recipients = emails.flatMap((e) =>
+    e.send.recipients.map((r) => ({ email_id: e.id, address: r.address, kind: r.kind })),
+  )
+  const contents = emails.map((e) => contentRow(ctx, e))
+  const events: Array<Record<string, unknown>> = []
+  const outbox: Array<{ email_id: string; subject: string; msg_id: string; payload: unknown }> = []
+  for (const e of emails) {
+    const email = summary(ctx, e)
+    const event = buildEvent(email, acceptEvent(e, ctx.now))
+    events.push(timelineRow(email, event))
+    const message = eventMessage(email, event)
+    if (message)
+      outbox.push({
+        email_id: e.id,
+        subject: message.subject,
+        msg_id: message.msgId,
+        payload: message.payload,
+      })
+    if (e.status === 'queued') {
+      const dispatch: DispatchMessage = { emailId: e.id, projectId: ctx.projectId, attempt: 0 }
+      outbox.push({ email_id: e.id, subject: SUBJECTS.emailDispatch, msg_id: `${e.id}:0`, payload: dispatch })
+    }
+  }
+  return { emails: emailRows, recipients, contents, events, outbox }
+}
+
+function emailRow(ctx: RowContext, e: NewEmail) {
+  const s = e.send
+  const kind = (k: string) => s.recipients.filter((r) => r.kind === k).map((r) => r.address)
+  // A broadcast email's key names its broadcast and contact (`bc:<broadcastId>:<contactId>`).
+  const bc = ctx.source === 'broadcast' ? parseBroadcastEmailKey(e.key) : null
+  return {
+    id: e.id,
+    project_id: ctx.projectId,
+    api_key_id: ctx.apiKeyId,
+    mode: ctx.mode,
+    source: ctx.source,
+    status: e.status,
+    from_address: s.from,
+    reply_to: (s.input.replyTo ?? []).map((r) => r.trim()),
+    to: kind('to'),
+    cc: kind('cc'),
+    bcc: kind('bcc'),
+    subject: s.subject,
+    text_preview: textPreview(s.text, s.html),
+    tags: s.input.tags ?? {},
+    template: s.template,
+    template_version: s.templateVersion,
+    track_opens: s.input.trackOpens ?? false,
+    track_clicks: s.input.trackClicks ?? false,
+    idempotency_key: e.key,
+    request_hash: e.key ? s.hash : null,
+    broadcast_id: bc?.broadcastId ?? null,
+    contact_id: bc?.contactId ?? null,
+    created_at: ctx.now.toISOString(),
+    queued_at: e.status === 'queued' ? ctx.now.toISOString() : null,
+    scheduled_at: s.scheduledAt?.toISOString() ?? null,
+  }
+}
+
+/** Content is kept CONTENT_RETENTION_DAYS past acceptance, or past the scheduled time if later. */
+function contentRow(ctx: RowContext, e: NewEmail) {
+  const s = e.send
+  const from = Math.max(ctx.now.getTime(), s.scheduledAt?.getTime() ?? 0)
+  return {
+    email_id: e.id,
+    html: s.html,
+    text: s.text,
+    headers: s.headers,
+    attachments: s.attachments,
+    expires_at: new Date(from + ctx.retentionDays * DAY_MS).toISOString(),
+  }
+}
+
+function summary(ctx: RowContext, e: NewEmail): EmailSummary {
+  return {
+    id: e.id,
+    projectId: ctx.projectId,
+    mode: ctx.mode,
+    from: e.send.from,
+    subject: e.send.subject,
+    tags: e.send.input.tags ?? {},
+  }
+}
+
+function acceptEvent(e: NewEmail, at: Date) {
+  if (e.status === 'test') return { type: 'email.test', at }
+  if (e.status === 'scheduled')
+    return { type: 'email.scheduled', at, extra: { scheduledAt: e.send.scheduledAt?.toISOString() } }
+  return { type: 'email.queued', at }
+}

@@ -1,0 +1,72 @@
+/**
+ * Everything one accepted request writes, as a single statement: the emails (in idempotency-key
+ * order, so concurrent requests sharing keys lock them in one order; ON CONFLICT DO NOTHING, so
+ * concurrent duplicates make one email), and for the emails actually inserted their recipients,
+ * content, timeline events and outbox rows. Each table gets one multi-row insert fed from a JSON
+ * parameter; the foreign keys hold because they are checked at the end of the statement.
+ * Answers the inserted ids and the outbox rows (to publish after the commit).
+ */
+export const INSERT_ACCEPTED_SQL = `
+WITH x AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
+    id text, project_id text, api_key_id text, mode text, source text, status text, from_address text,
+    reply_to text[], "to" text[], cc text[], bcc text[], subject text, text_preview text, tags jsonb,
+    template text, template_version int, track_opens boolean, track_clicks boolean, idempotency_key text,
+    request_hash text, broadcast_id text, contact_id text,
+    created_at timestamptz, queued_at timestamptz, scheduled_at timestamptz)
+), e AS (
+  INSERT INTO emails (id, project_id, api_key_id, mode, source, status, from_address, reply_to, "to", cc, bcc,
+    subject, text_preview, tags, template, template_version, track_opens, track_clicks, idempotency_key,
+    request_hash, broadcast_id, contact_id, created_at, queued_at, scheduled_at)
+  SELECT id, project_id, api_key_id, mode, source, status, from_address, reply_to, "to", cc, bcc,
+    subject, text_preview, tags, template, template_version, track_opens, track_clicks, idempotency_key,
+    request_hash, broadcast_id, contact_id, created_at, queued_at, scheduled_at
+  FROM x ORDER BY idempotency_key NULLS FIRST, id
+  ON CONFLICT DO NOTHING
+  RETURNING id
+), r AS (
+  INSERT INTO email_recipients (email_id, address, kind)
+  SELECT r.email_id, r.address, r.kind
+  FROM jsonb_to_recordset($2::jsonb) AS r(email_id text, address text, kind text) JOIN e ON e.id = r.email_id
+), c AS (
+  INSERT INTO email_contents (email_id, html, text, headers, attachments, expires_at)
+  SELECT c.email_id, c.html, c.text, c.headers, c.attachments, c.expires_at
+  FROM jsonb_to_recordset($3::jsonb)
+    AS c(email_id text, html text, text text, headers jsonb, attachments jsonb, expires_at timestamptz)
+  JOIN e ON e.id = c.email_id
+), v AS (
+  INSERT INTO email_events (id, project_id, email_id, mode, type, recipient, payload, created_at)
+  SELECT v.id, v.project_id, v.email_id, v.mode, v.type, v.recipient, v.payload, v.created_at
+  FROM jsonb_to_recordset($4::jsonb) AS v(id text, project_id text, email_id text, mode text, type text,
+    recipient text, payload jsonb, created_at timestamptz)
+  JOIN e ON e.id = v.email_id
+), o AS (
+  INSERT INTO outbox (subject, msg_id, payload)
+  SELECT o.subject, o.msg_id, o.payload
+  FROM jsonb_to_recordset($5::jsonb) AS o(email_id text, subject text, msg_id text, payload jsonb)
+  JOIN e ON e.id = o.email_id
+  RETURNING id, subject, msg_id, payload
+)
+SELECT
+  (SELECT coalesce(json_agg(id), '[]'::json) FROM e) AS inserted,
+  (SELECT coalesce(json_agg(json_build_object('id', id::text, 'subject', subject, 'msgId', msg_id, 'payload', payload)),
+    '[]'::json) FROM o) AS outbox`
+
+/** Takes back emails the limits did not admit: the rows, their events and their outbox rows. */
+export const DELETE_REFUSED_SQL = `
+WITH d AS (DELETE FROM emails WHERE id = ANY($1::text[])),
+     v AS (DELETE FROM email_events WHERE email_id = ANY($1::text[]))
+DELETE FROM outbox WHERE id = ANY($2::bigint[])`
+
+/**
+ * What the accept path reads before it writes, in one round trip: which recipients are
+ * suppressed, which idempotency keys are taken, and the project's limit counters.
+ */
+export const SEND_LOOKUPS_SQL = `
+SELECT
+  (SELECT coalesce(json_agg(address), '[]'::json) FROM suppressions WHERE address = ANY($1::text[])) AS suppressed,
+  (SELECT coalesce(json_agg(json_build_object('id', id, 'mode', mode, 'scheduledAt', scheduled_at,
+      'requestHash', request_hash, 'idempotencyKey', idempotency_key)), '[]'::json)
+   FROM emails WHERE project_id = $2 AND idempotency_key = ANY($3::text[])) AS keyed,
+  (SELECT coalesce(json_object_agg("window", count), '{}'::json)
+   FROM send_counters WHERE project_id = $2 AND "window" = ANY($4::text[])) AS counters`

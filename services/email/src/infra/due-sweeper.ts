@@ -1,0 +1,92 @@
+import { type DispatchMessage, SUBJECTS } from '@mailer/contracts'
+import { buildEvent, type EmailSummary, recordEvents } from '@mailer/email-core'
+import type { EmailContext } from '../app.js'
+import { every, type Loop } from './loop.js'
+
+const BATCH = 500
+
+interface DueRow {
+  id: string
+  projectId: string
+  mode: string
+  from: string
+  subject: string
+  tags: Record<string, string> | null
+  attempts: number
+}
+
+const dispatch = (r: Pick<DueRow, 'id' | 'projectId' | 'attempts'>) => ({
+  subject: SUBJECTS.emailDispatch,
+  msgId: `${r.id}:${r.attempts}`,
+  payload: { emailId: r.id, projectId: r.projectId, attempt: r.attempts } satisfies DispatchMessage,
+})
+
+/**
+ * Every second: (a) scheduled emails whose time has come become queued (`email.queued`) and get
+ * a dispatch message; (b) queued/deferred emails whose `next_attempt_at` has passed (set by the
+ * dispatcher when it backs off) get their next dispatch message. Rows are claimed with
+ * FOR UPDATE SKIP LOCKED, so any number of replicas can sweep at once without doubling work.
+ */
+export function startDueSweeper(ctx: EmailContext, intervalMs = 1_000): Loop {
+  const { rt, outbox } = ctx
+  const released = rt.metrics.counter(
+    'due_released_total',
+    'Emails handed to the dispatcher by the due sweeper',
+    ['kind'],
+  )
+
+  const releaseScheduled = async (): Promise<number> => {
+    const { n, rows } = await rt.db.$transaction(async (tx) => {
+      const due = await tx.$queryRawUnsafe<DueRow[]>(
+        `WITH due AS (
+           SELECT id FROM emails WHERE status = 'scheduled' AND scheduled_at <= now()
+           ORDER BY scheduled_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
+         UPDATE emails e SET status = 'queued', queued_at = now() FROM due WHERE e.id = due.id
+         RETURNING e.id, e.project_id AS "projectId", e.mode, e.from_address AS "from", e.subject, e.tags, e.attempts`,
+      )
+      if (due.length === 0) return { n: 0, rows: [] }
+      const events = await recordEvents(
+        tx,
+        outbox,
+        due.map((r) => {
+          const email: EmailSummary = {
+            id: r.id,
+            projectId: r.projectId,
+            mode: r.mode,
+            from: r.from,
+            subject: r.subject,
+            tags: r.tags ?? {},
+          }
+          return { email, event: buildEvent(email, { type: 'email.queued' }) }
+        }),
+      )
+      const messages = await outbox.write(tx, due.map(dispatch))
+      return { n: due.length, rows: [...events, ...messages] }
+    })
+    ctx.publish(rows)
+    if (n > 0) released.inc({ kind: 'scheduled' }, n)
+    return n
+  }
+
+  const releaseRetries = async (): Promise<number> => {
+    const { n, rows } = await rt.db.$transaction(async (tx) => {
+      const due = await tx.$queryRawUnsafe<Array<Pick<DueRow, 'id' | 'projectId' | 'attempts'>>>(
+        `WITH due AS (
+           SELECT id FROM emails WHERE status IN ('queued', 'deferred') AND next_attempt_at <= now()
+           ORDER BY next_attempt_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
+         UPDATE emails e SET next_attempt_at = NULL FROM due WHERE e.id = due.id
+         RETURNING e.id, e.project_id AS "projectId", e.attempts`,
+      )
+      if (due.length === 0) return { n: 0, rows: [] }
+      return { n: due.length, rows: await outbox.write(tx, due.map(dispatch)) }
+    })
+    ctx.publish(rows)
+    if (n > 0) released.inc({ kind: 'retry' }, n)
+    return n
+  }
+
+  return every(intervalMs, 'due sweeper', rt.logger, async () => {
+    while ((await releaseScheduled()) === BATCH) {}
+    while ((await releaseRetries()) === BATCH) {}
+  })
+}

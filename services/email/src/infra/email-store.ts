@@ -1,0 +1,147 @@
+import type { Outbox } from '@mailer/bus'
+import { type Cursor, fail, isId, type ListEmailsQuery } from '@mailer/contracts'
+import type { Db, Email, Prisma } from '@mailer/db'
+import { buildEvent, type EmailSummary, type NewEvent, recordEvents } from '@mailer/email-core'
+
+const DAY_MS = 86_400_000
+
+/** Prisma passes `contains`/`endsWith` to LIKE as is: make `%`, `_` and `\` match themselves. */
+const literal = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+const summaryOf = (e: Email): EmailSummary => ({
+  id: e.id,
+  projectId: e.projectId,
+  mode: e.mode,
+  from: e.from,
+  subject: e.subject,
+  tags: (e.tags ?? {}) as Record<string, string>,
+})
+
+/**
+ * Reads and state changes of stored emails, scoped to one project. Reads also take `null` for
+ * the admin routes, which see every project's emails.
+ */
+export class EmailStore {
+  constructor(
+    private readonly db: Db,
+    private readonly outbox: Outbox,
+  ) {}
+
+  /** The project's email, or 404 `email_not_found` (another project's email is just as missing). */
+  async get(projectId: string | null, id: string) {
+    if (!isId('email', id)) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    const scope = projectId ?? undefined
+    const [email, events] = await Promise.all([
+      this.db.email.findFirst({ where: { id, projectId: scope }, include: { recipients: true } }),
+      this.db.emailEvent.findMany({
+        where: { emailId: id, projectId: scope },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      }),
+    ])
+    if (!email) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    return { email, events }
+  }
+
+  /** Newest first, `limit + 1` rows so the caller can tell whether another page exists. */
+  list(projectId: string | null, q: ListEmailsQuery, after: Cursor | undefined): Promise<Email[]> {
+    const and: Prisma.EmailWhereInput[] = projectId ? [{ projectId }] : []
+    if (q.status) and.push({ status: q.status })
+    if (q.to) and.push({ recipients: { some: { address: q.to } } })
+    if (q.from)
+      and.push({
+        OR: [
+          { from: { equals: q.from, mode: 'insensitive' } },
+          { from: { endsWith: `<${literal(q.from)}>`, mode: 'insensitive' } },
+        ],
+      })
+    if (q.q) and.push({ subject: { contains: literal(q.q), mode: 'insensitive' } })
+    if (q.tag) {
+      const at = q.tag.indexOf(':')
+      and.push({ tags: { path: [q.tag.slice(0, at)], equals: q.tag.slice(at + 1) } })
+    }
+    if (q.since) and.push({ createdAt: { gte: new Date(q.since) } })
+    if (q.until) and.push({ createdAt: { lt: new Date(q.until) } })
+    if (after)
+      and.push({
+        OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }],
+      })
+    return this.db.email.findMany({
+      where: { AND: and },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: q.limit + 1,
+    })
+  }
+
+  /** The stored content; 404 `content_expired` once its retention has passed (or it was purged). */
+  async content(projectId: string | null, id: string) {
+    if (!isId('email', id)) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    const email = await this.db.email.findFirst({
+      where: { id, projectId: projectId ?? undefined },
+      select: { id: true, content: true },
+    })
+    if (!email) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    if (!email.content || email.content.expiresAt.getTime() <= Date.now()) {
+      throw fail('content_expired', "This email's content is past its retention period and was deleted", 'id')
+    }
+    return email.content
+  }
+
+  /** scheduled or queued (not yet claimed by a dispatcher) → canceled, with `email.canceled`. */
+  async cancel(projectId: string, id: string) {
+    return this.transition(projectId, id, {
+      from: ['scheduled', 'queued'],
+      data: { status: 'canceled', canceledAt: new Date() },
+      event: { type: 'email.canceled' },
+      refusal: 'Only scheduled or queued emails can be canceled',
+    })
+  }
+
+  /** A scheduled email gets a new time (and its content is kept long enough for it). */
+  async reschedule(projectId: string, id: string, at: Date, retentionDays: number) {
+    return this.transition(projectId, id, {
+      from: ['scheduled'],
+      data: { scheduledAt: at },
+      event: { type: 'email.scheduled', extra: { scheduledAt: at.toISOString(), rescheduled: true } },
+      refusal: 'Only scheduled emails can be rescheduled',
+      also: (tx) =>
+        tx.$executeRawUnsafe(
+          'UPDATE email_contents SET expires_at = GREATEST(expires_at, $2::timestamptz) WHERE email_id = $1',
+          id,
+          new Date(at.getTime() + retentionDays * DAY_MS),
+        ),
+    })
+  }
+
+  /**
+   * Moves the email to `data` only from one of `from` (one conditional UPDATE, so a dispatcher
+   * claiming it at the same moment either wins or loses cleanly), and records the event.
+   * Not found → 404; found in another state → 409 `not_cancelable`.
+   */
+  private async transition(
+    projectId: string,
+    id: string,
+    t: {
+      from: string[]
+      data: Prisma.EmailUpdateManyMutationInput
+      event: NewEvent
+      refusal: string
+      also?: (tx: Prisma.TransactionClient) => Promise<unknown>
+    },
+  ) {
+    if (!isId('email', id)) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    const done = await this.db.$transaction(async (tx) => {
+      const [row] = await tx.email.updateManyAndReturn({
+        where: { id, projectId, status: { in: t.from } },
+        data: t.data,
+      })
+      if (!row) return null
+      await t.also?.(tx)
+      const email = summaryOf(row)
+      return recordEvents(tx, this.outbox, [{ email, event: buildEvent(email, t.event) }])
+    })
+    if (done) return done
+    const current = await this.db.email.findFirst({ where: { id, projectId }, select: { status: true } })
+    if (!current) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    throw fail('not_cancelable', `${t.refusal}; this email is ${current.status}`)
+  }
+}

@@ -1,0 +1,44 @@
+import type { EmailContext } from '../app.js'
+import { every, type Loop } from './loop.js'
+
+const PURGE_BATCH = 1_000
+
+/**
+ * Background upkeep: the queue gauges (a cheap count every 10 s), and every minute the content
+ * past its retention and the send counters past their windows are deleted, in small batches.
+ */
+export function startHousekeeping(ctx: EmailContext): Loop {
+  const { rt, metrics } = ctx
+  const purged = rt.metrics.counter(
+    'content_purged_total',
+    'Email contents deleted after CONTENT_RETENTION_DAYS',
+  )
+
+  const gauges = every(10_000, 'queue gauges', rt.logger, async () => {
+    const [row] = await rt.db.$queryRawUnsafe<Array<{ depth: number; oldest: number }>>(
+      `SELECT count(*)::int AS depth,
+              COALESCE(EXTRACT(EPOCH FROM now() - min(COALESCE(queued_at, created_at))), 0)::float8 AS oldest
+       FROM emails WHERE status IN ('queued', 'deferred')`,
+    )
+    metrics.queueDepth.set(row?.depth ?? 0)
+    metrics.queueOldestSeconds.set(row?.oldest ?? 0)
+  })
+
+  const purge = every(60_000, 'retention purge', rt.logger, async () => {
+    for (;;) {
+      const n = await rt.db.$executeRawUnsafe(
+        `DELETE FROM email_contents WHERE email_id IN (
+           SELECT email_id FROM email_contents WHERE expires_at <= now() LIMIT ${PURGE_BATCH})`,
+      )
+      if (n > 0) purged.inc(n)
+      if (n < PURGE_BATCH) break
+    }
+    await rt.db.$executeRawUnsafe('DELETE FROM send_counters WHERE expires_at <= now()')
+  })
+
+  return {
+    async stop() {
+      await Promise.all([gauges.stop(), purge.stop()])
+    },
+  }
+}

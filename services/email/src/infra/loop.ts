@@ -1,0 +1,30 @@
+import type { Logger } from '@mailer/observability'
+
+export interface Loop {
+  stop(): Promise<void>
+}
+
+/**
+ * Runs `fn` every `ms`, never two runs at once (a slow run delays the next rather than
+ * stacking); a failed run is logged and the next one tries again. `stop` waits for a run in
+ * progress, so shutdown never cuts a transaction short.
+ */
+export function every(ms: number, name: string, logger: Logger, fn: () => Promise<void>): Loop {
+  let running: Promise<void> | null = null
+  let stopped = false
+  const timer = setInterval(() => {
+    if (running || stopped) return
+    running = fn()
+      .catch((err) => logger.warn({ err, loop: name }, 'background run failed; will retry'))
+      .finally(() => {
+        running = null
+      })
+  }, ms)
+  return {
+    async stop() {
+      stopped = true
+      clearInterval(timer)
+      await running
+    },
+  }
+}

@@ -1,0 +1,95 @@
+import {
+  MailerError,
+  SUPPRESSION_REASONS,
+  type SuppressionReason,
+  type SuppressionRecord,
+} from '@mailer/contracts'
+import { type Db, Prisma } from '@mailer/db'
+
+interface Row {
+  address: string
+  reason: SuppressionReason
+  sourceEmailId: string | null
+  createdAt: Date
+}
+
+const COLUMNS = Prisma.sql`address, reason, source_email_id AS "sourceEmailId", created_at AS "createdAt"`
+
+export const toSuppressionRecord = (r: Row): SuppressionRecord => ({
+  address: r.address,
+  reason: r.reason,
+  sourceEmailId: r.sourceEmailId,
+  createdAt: r.createdAt.toISOString(),
+})
+
+/** Keyset position (createdAt DESC, address DESC); JSON because an address may hold any character. */
+export function encodeSuppressionCursor(r: Pick<Row, 'createdAt' | 'address'>): string {
+  return Buffer.from(JSON.stringify([r.createdAt.toISOString(), r.address])).toString('base64url')
+}
+
+export function decodeSuppressionCursor(s: string): { createdAt: Date; address: string } {
+  try {
+    const [ts, address] = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as unknown[]
+    const createdAt = new Date(String(ts))
+    if (typeof address === 'string' && !Number.isNaN(createdAt.getTime())) return { createdAt, address }
+  } catch {
+    /* fall through */
+  }
+  throw new MailerError('invalid_query', 'cursor is not a cursor this API returned', { param: 'cursor' })
+}
+
+const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/**
+ * The deployment-wide `suppressions` table (owned by the email service). Takes a transaction as
+ * well, for writers that suppress together with other changes.
+ */
+export class SuppressionStore {
+  constructor(private readonly db: Pick<Db, '$queryRaw' | '$executeRaw'>) {}
+
+  /** Newest first; `q` matches anywhere in the (lower-case) address. Fetches `limit + 1` rows. */
+  list(opts: {
+    q?: string | undefined
+    limit: number
+    after?: { createdAt: Date; address: string } | undefined
+  }): Promise<Row[]> {
+    const q = opts.q ? Prisma.sql`AND address LIKE ${`%${escapeLike(opts.q.toLowerCase())}%`}` : Prisma.empty
+    const after = opts.after
+      ? Prisma.sql`AND (created_at, address) < (${opts.after.createdAt}, ${opts.after.address})`
+      : Prisma.empty
+    return this.db.$queryRaw<Row[]>`
+      SELECT ${COLUMNS} FROM suppressions WHERE true ${q} ${after}
+      ORDER BY created_at DESC, address DESC LIMIT ${opts.limit + 1}`
+  }
+
+  /**
+   * Adds an address, or returns the existing entry. One statement decides, so concurrent adds
+   * cannot downgrade: an existing reason is replaced only by a stronger one (SUPPRESSION_REASONS
+   * order), keeping the original `createdAt`.
+   */
+  async add(
+    address: string,
+    reason: SuppressionReason,
+    sourceEmailId: string | null,
+  ): Promise<{ row: Row; changed: boolean }> {
+    const ranks = [...SUPPRESSION_REASONS]
+    const upserted = await this.db.$queryRaw<Row[]>`
+      INSERT INTO suppressions (address, reason, source_email_id, created_at)
+      VALUES (${address}, ${reason}, ${sourceEmailId}, now())
+      ON CONFLICT (address) DO UPDATE
+        SET reason = EXCLUDED.reason, source_email_id = COALESCE(EXCLUDED.source_email_id, suppressions.source_email_id)
+        WHERE array_position(${ranks}::text[], suppressions.reason) < array_position(${ranks}::text[], EXCLUDED.reason)
+      RETURNING ${COLUMNS}`
+    if (upserted[0]) return { row: upserted[0], changed: true }
+    const existing = await this.db.$queryRaw<
+      Row[]
+    >`SELECT ${COLUMNS} FROM suppressions WHERE address = ${address}`
+    if (!existing[0]) throw new Error(`suppression ${address} neither inserted nor found`)
+    return { row: existing[0], changed: false }
+  }
+
+  async remove(address: string): Promise<boolean> {
+    const n = await this.db.$executeRaw`DELETE FROM suppressions WHERE address = ${address}`
+    return n > 0
+  }
+}

@@ -1,0 +1,121 @@
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { type Runtime, startRuntime } from '@mailer/bus'
+import { MailerError, ROUTES } from '@mailer/contracts'
+import { pingDb } from '@mailer/db'
+import { linksFromEnv } from '@mailer/links'
+import { openApiDocument } from '@mailer/openapi'
+import express from 'express'
+import { match } from 'path-to-regexp'
+import { dashboardRouter } from './dashboard/index.js'
+import type { GatewayEnv } from './env.js'
+import { Authenticator } from './http/authenticate.js'
+import { sendError } from './http/errors.js'
+import { httpMetrics } from './http/metrics.js'
+import { requestId } from './http/request-id.js'
+import { notFound, registerApiRoutes } from './routes/api-routes.js'
+import { PUBLIC_LINK_PATHS, publicLinksRouter } from './routes/public-links.js'
+
+export const SERVICE = 'gateway'
+
+export interface Gateway {
+  rt: Runtime<GatewayEnv>
+  port: number
+  url: string
+  stop(): Promise<void>
+}
+
+/** Starts the REST gateway: request conventions, auth, forwarding to services over NATS. */
+export async function start(env: GatewayEnv): Promise<Gateway> {
+  const rt = await startRuntime(SERVICE, env, { dbPoolSize: 2 })
+  const app = express()
+  app.disable('x-powered-by')
+  app.set('trust proxy', env.TRUST_PROXY)
+  app.use(requestId)
+  app.use(httpMetrics(rt.metrics))
+  app.use(express.raw({ type: () => true, limit: env.MAX_BODY_BYTES }))
+
+  app.get('/health', async (_req, res) => {
+    const ok = await pingDb(rt.db)
+    res.status(ok ? 200 : 503).json({ ok })
+  })
+
+  // Built once per process, here at start rather than in a request, then served without a key.
+  const openapi = openApiDocument()
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openapi)
+  })
+
+  const auth = new Authenticator(rt.bus, env.ADMIN_API_KEY, env.AUTH_TIMEOUT_MS)
+  const router = express.Router()
+  const paths = registerApiRoutes(router, ROUTES, {
+    bus: rt.bus,
+    auth,
+    logger: rt.logger,
+    timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+  })
+  app.use(router)
+  // Public tracking and unsubscribe links: no key, HTML/GIF/redirect answers, not in the catalog.
+  app.use(
+    publicLinksRouter({
+      bus: rt.bus,
+      links: linksFromEnv(env),
+      logger: rt.logger,
+      metrics: rt.metrics,
+      timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+    }),
+  )
+
+  // The operator dashboard: its web app, sign-in, and the admin API behind its session.
+  if (env.DASHBOARD_ENABLED) {
+    const deps = { env, routes: ROUTES, bus: rt.bus, auth, logger: rt.logger, metrics: rt.metrics }
+    app.use(dashboardRouter(deps))
+  }
+
+  // A known path with another method is 405; anything else is 404 route_not_found.
+  const matchers = ['/health', '/openapi.json', ...PUBLIC_LINK_PATHS, ...paths].map((p) => match(p))
+  app.use((req, res) => {
+    const known = matchers.some((m) => m(req.path) !== false)
+    const err = known
+      ? new MailerError('method_not_allowed', `${req.method} is not allowed on ${req.path}`)
+      : notFound(req.path)
+    sendError(res, err, rt.logger, req.requestId)
+  })
+  // Body parser failures (too large, bad encoding) and anything thrown by middleware.
+  app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    const e = err as { type?: string; status?: number }
+    if (e?.type === 'entity.too.large') {
+      sendError(
+        res,
+        new MailerError('payload_too_large', `The request body is larger than ${env.MAX_BODY_BYTES} bytes`),
+        rt.logger,
+        req.requestId,
+      )
+    } else if (e?.status && e.status < 500) {
+      sendError(
+        res,
+        new MailerError('invalid_body', 'The request body could not be read'),
+        rt.logger,
+        req.requestId,
+      )
+    } else {
+      sendError(res, err, rt.logger, req.requestId)
+    }
+  })
+
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(env.PORT, (err?: Error) => (err ? reject(err) : resolve(s)))
+  })
+  server.keepAliveTimeout = 65_000
+  const port = (server.address() as AddressInfo).port
+  // Drain: stop accepting connections, let in-flight requests finish, then the bus drains.
+  rt.onStop(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeIdleConnections()
+      }),
+  )
+  rt.logger.info({ port }, 'gateway listening')
+  return { rt, port, url: `http://127.0.0.1:${port}`, stop: () => rt.stop() }
+}

@@ -1,0 +1,107 @@
+import { type Caller, MailerError } from '@mailer/contracts'
+import type { Request, Response } from 'express'
+import { isSafeMethod, sameOrigin } from './csrf.js'
+import { RevokedSessions, readCookie, type Session, SessionSigner } from './session.js'
+
+export const SESSION_COOKIE = 'mailer_session'
+export const CSRF_COOKIE = 'mailer_csrf'
+export const CSRF_HEADER = 'x-csrf-token'
+
+export interface DashboardAuthOptions {
+  adminKey: string | undefined
+  sessionHours: number
+  allowedOrigins: readonly string[]
+}
+
+/**
+ * Sessions of the dashboard: sign-in with the admin key, the cookies, and the checks every
+ * dashboard API request passes (a live session; for state-changing requests the same origin and
+ * the CSRF token in both the header and its cookie).
+ */
+export class DashboardAuth {
+  readonly signer: SessionSigner | null
+  readonly revoked = new RevokedSessions()
+
+  constructor(private readonly opts: DashboardAuthOptions) {
+    this.signer = opts.adminKey ? new SessionSigner(opts.adminKey) : null
+  }
+
+  get ttlSeconds(): number {
+    return this.opts.sessionHours * 3600
+  }
+
+  /** Same-origin check for any state-changing request, sign-in included (login CSRF). */
+  checkOrigin(req: Request): void {
+    if (!isSafeMethod(req.method) && !sameOrigin(req, this.opts.allowedOrigins)) {
+      throw new MailerError('csrf_failed', 'Cross-origin request refused')
+    }
+  }
+
+  /** The request's live session, or null. */
+  current(req: Request): Session | null {
+    if (!this.signer) return null
+    const s = this.signer.verify(readCookie(req.get('cookie'), SESSION_COOKIE))
+    return s && !this.revoked.has(s.sid) ? s : null
+  }
+
+  /** A signed-in, CSRF-checked admin caller for a dashboard API request. */
+  async caller(req: Request): Promise<Caller> {
+    const session = this.current(req)
+    if (!session)
+      throw new MailerError('invalid_session', 'Sign in to the dashboard (session missing or expired)')
+    if (!isSafeMethod(req.method)) {
+      this.checkOrigin(req)
+      const header = req.get(CSRF_HEADER)
+      const cookie = readCookie(req.get('cookie'), CSRF_COOKIE)
+      if (!header || header !== cookie || !this.signer!.checkCsrf(session, header)) {
+        throw new MailerError('csrf_failed', `Missing or wrong ${CSRF_HEADER} header`)
+      }
+    }
+    return { requestId: req.requestId, via: 'admin', project: null, apiKeyId: null, mode: 'live' }
+  }
+
+  /**
+   * Sets both cookies. No `Path` (express would default it to `/`): the browser scopes them to the
+   * directory of the sign-in URL (`…/dashboard/api`), so they go to the dashboard API only,
+   * whatever prefix an ingress adds. `Secure` whenever the browser came over https
+   * (X-Forwarded-Proto when proxies are trusted).
+   */
+  setCookies(req: Request, res: Response, session: Session, cookie: string): void {
+    const maxAge = this.ttlSeconds
+    res.append(
+      'Set-Cookie',
+      cookieHeader(SESSION_COOKIE, cookie, { maxAge, secure: req.secure, httpOnly: true }),
+    )
+    res.append(
+      'Set-Cookie',
+      cookieHeader(CSRF_COOKIE, this.signer!.csrfToken(session), {
+        maxAge,
+        secure: req.secure,
+        httpOnly: false,
+      }),
+    )
+  }
+
+  clearCookies(req: Request, res: Response): void {
+    res.append(
+      'Set-Cookie',
+      cookieHeader(SESSION_COOKIE, '', { maxAge: 0, secure: req.secure, httpOnly: true }),
+    )
+    res.append(
+      'Set-Cookie',
+      cookieHeader(CSRF_COOKIE, '', { maxAge: 0, secure: req.secure, httpOnly: false }),
+    )
+  }
+}
+
+/** Our cookie values are base64url and digits, so they need no encoding. */
+export function cookieHeader(
+  name: string,
+  value: string,
+  o: { maxAge: number; secure: boolean; httpOnly: boolean },
+): string {
+  const parts = [`${name}=${value}`, `Max-Age=${o.maxAge}`, 'SameSite=Strict']
+  if (o.httpOnly) parts.push('HttpOnly')
+  if (o.secure) parts.push('Secure')
+  return parts.join('; ')
+}

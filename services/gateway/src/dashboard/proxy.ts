@@ -1,0 +1,52 @@
+import { MailerError, type RouteDef } from '@mailer/contracts'
+import { type Request, type Response, Router } from 'express'
+import { match } from 'path-to-regexp'
+import type { Authenticator } from '../http/authenticate.js'
+import { sendError } from '../http/errors.js'
+import { type ForwardDeps, forwardRoute, mirrorPath } from '../routes/api-routes.js'
+import type { DashboardAuth } from './auth.js'
+
+export const API_PREFIX = '/dashboard/api'
+
+/**
+ * The admin API for the dashboard: every admin route and every admin-mirror route of the catalog,
+ * at the same path under /dashboard/api (`/dashboard/api/v1/admin/projects`), forwarded exactly as
+ * the gateway forwards it for the admin key, but authenticated by the dashboard session (and, for
+ * writes, its CSRF checks) instead of a Bearer key. Project-key routes are not exposed.
+ */
+export function proxyRouter(
+  routes: RouteDef[],
+  deps: ForwardDeps & { auth: Authenticator; dashboard: DashboardAuth },
+): Router {
+  const router = Router()
+  const paths: string[] = []
+  for (const def of routes) {
+    const method = def.method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete'
+    if (def.auth === 'admin') {
+      const path = API_PREFIX + def.path
+      router[method](
+        path,
+        forwardRoute(def, (req) => deps.dashboard.caller(req), deps),
+      )
+      paths.push(path)
+    } else if (def.mirror) {
+      const path = API_PREFIX + mirrorPath(def.path)
+      const authenticate = async (req: Request) =>
+        deps.auth.onProject(await deps.dashboard.caller(req), String(req.params.slug))
+      router[method](path, forwardRoute(def, authenticate, deps))
+      paths.push(path)
+    }
+  }
+
+  // Anything else under the API prefix answers in the contract's shape, never with the page.
+  const matchers = [`${API_PREFIX}/session`, ...paths].map((p) => match(p))
+  router.use(API_PREFIX, (req: Request, res: Response) => {
+    const path = API_PREFIX + req.path
+    const known = matchers.some((m) => m(path) !== false)
+    const err = known
+      ? new MailerError('method_not_allowed', `${req.method} is not allowed on ${path}`)
+      : new MailerError('route_not_found', `No route ${path}`)
+    sendError(res, err, deps.logger, req.requestId)
+  })
+  return router
+}

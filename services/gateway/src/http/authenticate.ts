@@ -1,0 +1,100 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { Bus } from '@mailer/bus'
+import {
+  AuthInvalidation,
+  type Caller,
+  KEY_RE,
+  MailerError,
+  ResolveProjectResponse,
+  SUBJECTS,
+  VerifyKeyResponse,
+} from '@mailer/contracts'
+import type { Request } from 'express'
+import { VerifiedKeys } from './verified-keys.js'
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest()
+
+function bearer(req: Request): string {
+  const h = req.get('authorization')
+  if (!h) throw new MailerError('missing_api_key', 'Missing API key: send Authorization: Bearer <API_KEY>')
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h)
+  if (!m) throw new MailerError('missing_api_key', 'Missing API key: send Authorization: Bearer <API_KEY>')
+  return m[1]!
+}
+
+export class Authenticator {
+  private readonly adminDigest: Buffer | null
+  private readonly verified: VerifiedKeys
+
+  constructor(
+    private readonly bus: Bus,
+    adminKey: string | undefined,
+    private readonly timeoutMs: number,
+    verifiedTtlMs = 5_000,
+  ) {
+    this.adminDigest = adminKey ? sha256(adminKey) : null
+    this.verified = new VerifiedKeys(verifiedTtlMs)
+    bus.subscribe(SUBJECTS.authInvalidate, (p) => this.verified.apply(AuthInvalidation.parse(p)))
+  }
+
+  /** Equal-length digests compared in constant time, so timing says nothing about the key. */
+  private isAdminKey(token: string): boolean {
+    return this.adminDigest !== null && timingSafeEqual(sha256(token), this.adminDigest)
+  }
+
+  private async verify(token: string, requestId: string): Promise<VerifyKeyResponse> {
+    if (!KEY_RE.test(token)) throw new MailerError('invalid_api_key', 'Invalid API key')
+    const keyHash = createHash('sha256').update(token, 'utf8').digest('hex')
+    const hit = this.verified.get(keyHash)
+    if (hit) return hit
+    const v = await this.bus.request(
+      SUBJECTS.authVerify,
+      { keyHash, requestId },
+      { timeoutMs: this.timeoutMs, schema: VerifyKeyResponse },
+    )
+    this.verified.set(keyHash, v)
+    return v
+  }
+
+  /** Project routes: a valid project key. The admin key is not one (401 invalid_api_key). */
+  async project(req: Request): Promise<Caller> {
+    const token = bearer(req)
+    const v = await this.verify(token, req.requestId)
+    return { requestId: req.requestId, via: 'api', project: v.project, apiKeyId: v.key.id, mode: v.key.mode }
+  }
+
+  /** Admin routes: the admin key; a working project key gets 403 admin_only. */
+  async admin(req: Request): Promise<Caller> {
+    const token = bearer(req)
+    if (this.isAdminKey(token))
+      return { requestId: req.requestId, via: 'admin', project: null, apiKeyId: null, mode: 'live' }
+    if (KEY_RE.test(token)) {
+      let valid = false
+      try {
+        await this.verify(token, req.requestId)
+        valid = true
+      } catch (e) {
+        if (e instanceof MailerError && e.code === 'service_unavailable') throw e
+      }
+      if (valid)
+        throw new MailerError('admin_only', 'This route needs the admin key; project keys cannot use it')
+    }
+    throw new MailerError('invalid_api_key', 'Invalid admin key')
+  }
+
+  /** Admin mirror of a project route: the admin key, acting live on `:slug` without an API key. */
+  async mirror(req: Request, slug: string): Promise<Caller> {
+    return this.onProject(await this.admin(req), slug)
+  }
+
+  /** An admin caller (admin key or dashboard session) acting on `slug`; 404 project_not_found. */
+  async onProject(caller: Caller, slug: string): Promise<Caller> {
+    const p = await this.bus.request(
+      SUBJECTS.authResolveProject,
+      { slug },
+      { timeoutMs: this.timeoutMs, schema: ResolveProjectResponse },
+    )
+    const { disabled: _disabled, ...project } = p
+    return { ...caller, project }
+  }
+}

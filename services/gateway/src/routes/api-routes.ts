@@ -1,0 +1,101 @@
+import type { Bus } from '@mailer/bus'
+import { type Caller, MailerError, type RouteDef, type RouteRequest } from '@mailer/contracts'
+import type { Logger } from '@mailer/observability'
+import type { Request, Response, Router } from 'express'
+import type { Authenticator } from '../http/authenticate.js'
+import { jsonBody } from '../http/body.js'
+import { sendError } from '../http/errors.js'
+
+export const MIRROR_PREFIX = '/v1/admin/projects/:slug'
+
+/** `/v1/emails/:id` → `/v1/admin/projects/:slug/emails/:id` (interface.md "Admin mirror"). */
+export const mirrorPath = (path: string): string => `${MIRROR_PREFIX}${path.slice('/v1'.length)}`
+
+function successStatus(def: RouteDef, result: unknown): number {
+  if (typeof def.status === 'function') return def.status(result)
+  return def.status ?? 200
+}
+
+export interface ForwardDeps {
+  bus: Bus
+  logger: Logger
+  timeoutMs: number
+}
+
+/**
+ * The handler of one catalog route: authenticate, then forward a RouteRequest to the owning
+ * service's subject and answer its result. Also used by the dashboard's session-authenticated
+ * copies of the admin routes.
+ */
+export const forwardRoute =
+  (def: RouteDef, authenticate: (req: Request) => Promise<Caller>, deps: ForwardDeps) =>
+  async (req: Request, res: Response) => {
+    try {
+      const caller = await authenticate(req)
+      const params: Record<string, string> = {}
+      for (const [k, v] of Object.entries(req.params))
+        if (k !== 'slug' || def.auth === 'admin') params[k] = String(v)
+      const headers: Record<string, string> = {}
+      for (const h of def.headers ?? []) {
+        const v = req.get(h)
+        if (v !== undefined) headers[h] = v
+      }
+      // A DELETE carries a body only where the route declares one (removing audience members).
+      const body = def.method === 'GET' || (def.method === 'DELETE' && !def.body) ? undefined : jsonBody(req)
+      const message: RouteRequest = {
+        caller,
+        params,
+        query: req.query as Record<string, unknown>,
+        body,
+        headers,
+      }
+      const result = await deps.bus.request(def.subject, message, { timeoutMs: deps.timeoutMs })
+      res.status(successStatus(def, result)).json(result)
+    } catch (err) {
+      sendError(res, err, deps.logger, req.requestId)
+    }
+  }
+
+/**
+ * Registers every catalog route: authenticate (project key, admin key, or admin key on the
+ * mirror), then forward a RouteRequest to the owning service's subject and answer its result.
+ */
+export function registerApiRoutes(
+  router: Router,
+  routes: RouteDef[],
+  deps: ForwardDeps & { auth: Authenticator },
+): string[] {
+  const paths: string[] = []
+  const forward = (def: RouteDef, authenticate: (req: Request) => Promise<Caller>) =>
+    forwardRoute(def, authenticate, deps)
+
+  for (const def of routes) {
+    const method = def.method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete'
+    if (def.auth === 'admin') {
+      router[method](
+        def.path,
+        forward(def, (req) => deps.auth.admin(req)),
+      )
+      paths.push(def.path)
+    } else {
+      router[method](
+        def.path,
+        forward(def, (req) => deps.auth.project(req)),
+      )
+      paths.push(def.path)
+      if (def.mirror) {
+        const path = mirrorPath(def.path)
+        router[method](
+          path,
+          forward(def, (req) => deps.auth.mirror(req, String(req.params.slug))),
+        )
+        paths.push(path)
+      }
+    }
+  }
+  return paths
+}
+
+export function notFound(path: string): MailerError {
+  return new MailerError('route_not_found', `No route ${path}`)
+}

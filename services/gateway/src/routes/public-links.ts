@@ -1,0 +1,146 @@
+import type { Bus } from '@mailer/bus'
+import {
+  isMailerError,
+  SUBJECTS,
+  type TrackClickRequest,
+  type TrackOpenRequest,
+  TrackReply,
+  UnsubscribeReply,
+  type UnsubscribeRequest,
+} from '@mailer/contracts'
+import type { Links } from '@mailer/links'
+import type { Logger, Metrics } from '@mailer/observability'
+import express, { type Request, type Response, type Router } from 'express'
+import {
+  confirmPage,
+  notFoundPage,
+  PIXEL_GIF,
+  unavailablePage,
+  unsubscribedPage,
+} from '../http/link-pages.js'
+
+/** Paths of the public links (no API key, not in the route catalog). */
+export const PUBLIC_LINK_PATHS = ['/t/o/:token', '/t/c/:token', '/u/:token']
+
+interface Deps {
+  bus: Bus
+  links: Links
+  logger: Logger
+  metrics: Metrics
+  timeoutMs: number
+}
+
+const userAgentOf = (req: Request): string | null => req.get('user-agent')?.slice(0, 1024) ?? null
+const tokenOf = (req: Request): string => String(req.params.token ?? '')
+const wantsJson = (req: Request): boolean => req.accepts(['html', 'json']) === 'json'
+
+/**
+ * Open pixel, click redirect and unsubscribe (contract.md part 5). Tokens are verified here
+ * (HMAC, no lookup): a bad one is a 404 page, never an error. The reader is answered first;
+ * opens and clicks are then recorded by the email service over NATS, so a slow or missing
+ * backend never delays a redirect (a lost open or click is logged and counted, not retried).
+ */
+export function publicLinksRouter(deps: Deps): Router {
+  const { bus, links, logger } = deps
+  const hits = deps.metrics.counter('tracking_hits_total', 'Hits on public tracking and unsubscribe links', [
+    'kind',
+    'outcome',
+  ])
+  const lost = deps.metrics.counter(
+    'tracking_record_failures_total',
+    'Opens and clicks that could not be handed to the email service',
+    ['kind'],
+  )
+  const router = express.Router()
+  const invalid = (res: Response, kind: string) => {
+    hits.inc({ kind, outcome: 'invalid' })
+    notFoundPage(res)
+  }
+
+  const record = (kind: 'open' | 'click', subject: string, payload: TrackOpenRequest | TrackClickRequest) => {
+    bus.request(subject, payload, { timeoutMs: deps.timeoutMs, schema: TrackReply }).catch((err: unknown) => {
+      lost.inc({ kind })
+      logger.warn({ err, requestId: payload.requestId, emailId: payload.emailId }, `${kind} not recorded`)
+    })
+  }
+
+  router.get('/t/o/:token', (req, res) => {
+    const t = links.verify(tokenOf(req), 'open')
+    if (!t) return invalid(res, 'open')
+    hits.inc({ kind: 'open', outcome: 'ok' })
+    res
+      .status(200)
+      .set({
+        'Content-Type': 'image/gif',
+        'Cache-Control': 'no-store, no-cache, must-revalidate, private',
+        Pragma: 'no-cache',
+        Expires: '0',
+      })
+      .end(PIXEL_GIF)
+    // HEAD (link checkers, proxies probing) is not an open.
+    if (req.method === 'GET') {
+      record('open', SUBJECTS.emailTrackOpen, {
+        emailId: t.emailId,
+        userAgent: userAgentOf(req),
+        requestId: req.requestId,
+      })
+    }
+  })
+
+  router.get('/t/c/:token', (req, res) => {
+    const t = links.verify(tokenOf(req), 'click')
+    // Only http(s) links are ever wrapped; anything else in a token is not ours to follow.
+    if (!t || !/^https?:\/\//i.test(t.url)) return invalid(res, 'click')
+    hits.inc({ kind: 'click', outcome: 'ok' })
+    res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).redirect(302, t.url)
+    if (req.method === 'GET') {
+      record('click', SUBJECTS.emailTrackClick, {
+        emailId: t.emailId,
+        url: t.url,
+        userAgent: userAgentOf(req),
+        requestId: req.requestId,
+      })
+    }
+  })
+
+  router.get('/u/:token', (req, res) => {
+    const t = links.verify(tokenOf(req), 'unsubscribe')
+    if (!t) return invalid(res, 'unsubscribe_page')
+    hits.inc({ kind: 'unsubscribe_page', outcome: 'ok' })
+    confirmPage(res)
+  })
+
+  // RFC 8058 one-click: mail clients POST `List-Unsubscribe=One-Click` here; the page's form does too.
+  router.post('/u/:token', async (req, res) => {
+    const t = links.verify(tokenOf(req), 'unsubscribe')
+    if (!t) return invalid(res, 'unsubscribe')
+    const payload: UnsubscribeRequest = { projectId: t.projectId, contactId: t.contactId }
+    try {
+      await bus.request(SUBJECTS.contactsUnsubscribe, payload, {
+        timeoutMs: deps.timeoutMs,
+        schema: UnsubscribeReply,
+      })
+    } catch (err) {
+      // A deleted contact gets no more email either: for the reader that is done.
+      if (!(isMailerError(err) && err.code === 'contact_not_found')) {
+        hits.inc({ kind: 'unsubscribe', outcome: 'failed' })
+        logger.warn({ err, requestId: req.requestId, contactId: t.contactId }, 'unsubscribe failed')
+        if (wantsJson(req)) {
+          res
+            .status(503)
+            .set('Cache-Control', 'no-store')
+            .json({
+              error: { type: 'internal_error', code: 'service_unavailable', message: 'Try again shortly' },
+            })
+        } else unavailablePage(res)
+        return
+      }
+    }
+    hits.inc({ kind: 'unsubscribe', outcome: 'ok' })
+    logger.info({ requestId: req.requestId, contactId: t.contactId }, 'contact unsubscribed by link')
+    if (wantsJson(req)) res.status(200).set('Cache-Control', 'no-store').json({ unsubscribed: true })
+    else unsubscribedPage(res)
+  })
+
+  return router
+}

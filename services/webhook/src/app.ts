@@ -1,0 +1,87 @@
+import { type Runtime, startRuntime } from '@mailer/bus'
+import { createPgPool } from '@mailer/db'
+import type { WebhookTarget } from './domain/matching.js'
+import type { WebhookEnv } from './env.js'
+import { serveDeliveries } from './handlers/deliveries.js'
+import { serveEvents } from './handlers/events.js'
+import { startFanout } from './handlers/fanout.js'
+import { makeInvalidate, subscribeInvalidations } from './handlers/invalidate.js'
+import { serveWebhooks } from './handlers/webhooks.js'
+import { DeliveryStore } from './infra/delivery-store.js'
+import { DeliveryWorker } from './infra/delivery-worker.js'
+import { HttpSender } from './infra/http-sender.js'
+import { WebhookCache } from './infra/webhook-cache.js'
+
+export const SERVICE = 'webhook'
+
+/** Starts the webhook service: webhook routes, the event log, the EVENTS fan-out and the delivery worker. */
+export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
+  const rt = await startRuntime(SERVICE, env)
+  const { bus, db } = rt
+
+  const cache = new WebhookCache(
+    (projectId): Promise<WebhookTarget[]> =>
+      db.webhook.findMany({
+        where: { projectId, enabled: true },
+        select: { id: true, events: true, enabled: true, createdAt: true },
+      }),
+    env.WEBHOOK_CACHE_TTL_SECONDS * 1000,
+  )
+  // Fan-out, claim and finish go through plain pg (see DeliveryStore); closed after the worker stops.
+  const pool = createPgPool(env.DATABASE_URL, { max: 8 })
+  rt.onStop(() => pool.end())
+  const store = new DeliveryStore(db, pool)
+  const sender = new HttpSender({
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    allowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
+  })
+  const worker = new DeliveryWorker(
+    store,
+    sender,
+    {
+      schedule: env.WEBHOOK_RETRY_SCHEDULE_SECONDS,
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      pollMs: env.WEBHOOK_POLL_MS,
+      concurrency: env.WEBHOOK_CONCURRENCY,
+      perWebhook: env.WEBHOOK_ENDPOINT_CONCURRENCY,
+      alive: () => !bus.nc.isClosed(),
+    },
+    rt.logger,
+    rt.metrics,
+  )
+  rt.metrics.gauge(
+    'pending_deliveries',
+    'Webhook deliveries waiting for an attempt or a retry',
+    [],
+    async function () {
+      try {
+        this.set(await store.pendingCount())
+      } catch {
+        /* keep the last value while the database is unreachable */
+      }
+    },
+  )
+
+  subscribeInvalidations(bus, cache)
+  const deps = {
+    bus,
+    db,
+    store,
+    worker,
+    invalidate: makeInvalidate(bus, cache),
+    allowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
+    queue: SERVICE,
+  }
+  serveWebhooks(deps)
+  serveDeliveries(deps)
+  serveEvents(bus, db, SERVICE)
+
+  worker.start()
+  rt.onStop(() => sender.close())
+  rt.onStop(() => worker.stop())
+  const fanout = await startFanout(rt, cache, store, worker)
+  rt.onStop(() => fanout.stop())
+  // Subscriptions must reach the server before we report ready.
+  await bus.flush()
+  return rt
+}

@@ -1,0 +1,41 @@
+import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
+import { WEBHOOK_RETRY_SCHEDULE_SECONDS } from '@mailer/contracts'
+import { z } from 'zod'
+
+/** `30,120,600` → [30, 120, 600]: waits in seconds after attempt 1, 2, 3, …; then `failed`. */
+const retrySchedule = z
+  .string()
+  .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'a comma-separated list of seconds, e.g. 30,120,600')
+  .transform((s) => s.split(',').map((v) => Number(v.trim())))
+  .pipe(
+    z
+      .array(
+        z
+          .number()
+          .positive()
+          .max(7 * 24 * 3600),
+      )
+      .min(1)
+      .max(50),
+  )
+  .default([...WEBHOOK_RETRY_SCHEDULE_SECONDS])
+
+export const webhookEnv = baseEnv.extend({
+  /** Allow webhook URLs whose host is loopback, link-local or private (development and tests). */
+  WEBHOOK_ALLOW_PRIVATE: envBool(false),
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: retrySchedule,
+  /** A receiver must answer 2xx within this time. */
+  WEBHOOK_TIMEOUT_MS: envInt(10_000, 100, 120_000),
+  /** How often the delivery worker looks for due retries (new deliveries are sent at once). */
+  WEBHOOK_POLL_MS: envInt(1_000, 50, 60_000),
+  /** Attempts in flight in this replica, and per webhook. */
+  WEBHOOK_CONCURRENCY: envInt(64, 1, 2_000),
+  WEBHOOK_ENDPOINT_CONCURRENCY: envInt(4, 1, 100),
+  /** JetStream events handled at once by this replica. */
+  WEBHOOK_FANOUT_CONCURRENCY: envInt(16, 1, 512),
+  /** Upper bound on how long a project's webhook list is served from memory if an invalidation is lost. */
+  WEBHOOK_CACHE_TTL_SECONDS: envInt(300, 1, 86_400),
+})
+export type WebhookEnv = z.infer<typeof webhookEnv>
+export const loadEnv = (source: Record<string, string | undefined> = process.env): WebhookEnv =>
+  parseEnv(webhookEnv, source)

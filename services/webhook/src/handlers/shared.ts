@@ -1,0 +1,24 @@
+import type { Bus } from '@mailer/bus'
+import { fail } from '@mailer/contracts'
+import type { Db } from '@mailer/db'
+import type { DeliveryStore } from '../infra/delivery-store.js'
+import type { DeliveryWorker } from '../infra/delivery-worker.js'
+import type { Invalidate } from './invalidate.js'
+
+/** What the webhook route handlers share. */
+export interface WebhookDeps {
+  bus: Bus
+  db: Db
+  store: DeliveryStore
+  worker: DeliveryWorker
+  invalidate: Invalidate
+  allowPrivate: boolean
+  queue: string
+}
+
+/** The webhook if it belongs to the project; another project's webhook is indistinguishable from none. */
+export async function findWebhook(db: Db, projectId: string, id: string | undefined) {
+  const w = id ? await db.webhook.findFirst({ where: { id, projectId } }) : null
+  if (!w) throw fail('webhook_not_found', `No webhook with id '${id ?? ''}'`, 'id')
+  return w
+}

@@ -1,0 +1,79 @@
+import { serveRoutes } from '@mailer/bus'
+import { CreateWebhookBody, newId, parseBody, requireProject, UpdateWebhookBody } from '@mailer/contracts'
+import { toWebhookRecord } from '../domain/records.js'
+import { generateSecret } from '../domain/signature.js'
+import { assertPublicUrl } from '../infra/url-guard.js'
+import { findWebhook, type WebhookDeps } from './shared.js'
+
+export const DISABLED_REASON = 'webhook disabled'
+
+/** Webhook CRUD and secret rotation (contract.md part 4); every change invalidates the fan-out cache. */
+export function serveWebhooks(deps: WebhookDeps): void {
+  const { db, invalidate } = deps
+
+  serveRoutes(deps.bus, deps.queue, {
+    'api.webhook.webhooks.create': async ({ caller, body }) => {
+      const project = requireProject(caller)
+      const input = parseBody(CreateWebhookBody, body)
+      await assertPublicUrl(input.url, deps.allowPrivate)
+      const secret = generateSecret()
+      const w = await db.webhook.create({
+        data: {
+          id: newId('webhook'),
+          projectId: project.id,
+          url: input.url,
+          events: input.events,
+          enabled: input.enabled,
+          secret,
+        },
+      })
+      await invalidate(project.id)
+      return { ...toWebhookRecord(w), secret }
+    },
+
+    'api.webhook.webhooks.list': async ({ caller }) => {
+      const project = requireProject(caller)
+      const rows = await db.webhook.findMany({
+        where: { projectId: project.id },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      })
+      return { data: rows.map(toWebhookRecord) }
+    },
+
+    'api.webhook.webhooks.update': async ({ caller, params, body }) => {
+      const project = requireProject(caller)
+      const input = parseBody(UpdateWebhookBody, body)
+      const current = await findWebhook(db, project.id, params.id)
+      if (input.url !== undefined) await assertPublicUrl(input.url, deps.allowPrivate)
+      const w = await db.$transaction(async (tx) => {
+        const row = await tx.webhook.update({ where: { id: current.id }, data: input })
+        // Disabled: no new deliveries, and every pending retry fails now (interface.md part 3).
+        if (input.enabled === false) await deps.store.failPending(tx, current.id, DISABLED_REASON)
+        return row
+      })
+      await invalidate(project.id)
+      return toWebhookRecord(w)
+    },
+
+    'api.webhook.webhooks.delete': async ({ caller, params }) => {
+      const project = requireProject(caller)
+      const current = await findWebhook(db, project.id, params.id)
+      await db.$transaction([
+        db.webhookDelivery.deleteMany({ where: { webhookId: current.id } }),
+        db.webhook.delete({ where: { id: current.id } }),
+      ])
+      await invalidate(project.id)
+      return { id: current.id, deleted: true as const }
+    },
+
+    'api.webhook.webhooks.rotate-secret': async ({ caller, params }) => {
+      const project = requireProject(caller)
+      const current = await findWebhook(db, project.id, params.id)
+      const secret = generateSecret()
+      // Attempts are signed at send time with the current secret: the old one stops at once.
+      const w = await db.webhook.update({ where: { id: current.id }, data: { secret } })
+      await invalidate(project.id)
+      return { ...toWebhookRecord(w), secret }
+    },
+  })
+}

@@ -1,0 +1,192 @@
+import { WEBHOOK_HEADERS } from '@mailer/contracts'
+import type { Logger, Metrics } from '@mailer/observability'
+import { deliveryBody } from '../domain/payload.js'
+import { nextStep } from '../domain/retry-schedule.js'
+import { signatureHeader } from '../domain/signature.js'
+import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js'
+import type { HttpSender } from './http-sender.js'
+
+export interface WorkerOptions {
+  schedule: readonly number[]
+  timeoutMs: number
+  pollMs: number
+  /** Attempts in flight in this replica, in all and per webhook. */
+  concurrency: number
+  perWebhook: number
+  /** False once the runtime's connections are gone (a simulated crash): the loop stops. */
+  alive: () => boolean
+}
+
+/**
+ * The delivery loop. All state is in PostgreSQL: it claims due rows (`pending`, due, not leased)
+ * with a lease, POSTs them, and records the result and the next attempt time, so retries survive
+ * restarts and several replicas share the work. It runs when kicked (a new delivery, a finished
+ * attempt), when the earliest pending retry falls due, and every `pollMs` in any case.
+ */
+export class DeliveryWorker {
+  private readonly inflight = new Map<string, number>()
+  private readonly running = new Set<Promise<void>>()
+  private poller: NodeJS.Timeout | undefined
+  private wake: NodeJS.Timeout | undefined
+  private wakeAt = Number.POSITIVE_INFINITY
+  private scheduled = false
+  private ticking = false
+  private again = false
+  private stopped = false
+  private readonly attempts
+  private readonly seconds
+
+  constructor(
+    private readonly store: DeliveryStore,
+    private readonly sender: HttpSender,
+    private readonly opts: WorkerOptions,
+    private readonly logger: Logger,
+    metrics: Metrics,
+  ) {
+    this.attempts = metrics.counter('attempts_total', 'Webhook delivery attempts, by outcome', ['outcome'])
+    this.seconds = metrics.histogram(
+      'attempt_seconds',
+      'Duration of webhook delivery attempts',
+      ['outcome'],
+      [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    )
+    for (const o of ['success', 'failure', 'timeout', 'blocked']) this.attempts.inc({ outcome: o }, 0)
+  }
+
+  /**
+   * A lease outlives any attempt (the time-out bounds it) plus time to record the result; a
+   * crashed replica's claims come back when it ends. A result recorded too late is dropped by the
+   * attempt-number guard in `finish`, so the worst case is a duplicate, which receivers tolerate.
+   */
+  get leaseMs(): number {
+    return this.opts.timeoutMs + 5_000
+  }
+
+  start(): void {
+    this.poller = setInterval(() => this.kick(), this.opts.pollMs)
+    this.kick()
+  }
+
+  /** Look for due work now (coalesced: many kicks in one turn make one claim). */
+  kick(): void {
+    if (this.stopped || this.scheduled) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      void this.tick()
+    })
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return
+    if (!this.opts.alive()) {
+      await this.halt()
+      return
+    }
+    if (this.ticking) {
+      this.again = true
+      return
+    }
+    this.ticking = true
+    try {
+      do {
+        this.again = false
+        const free = this.opts.concurrency - this.running.size
+        if (free <= 0) break
+        const rows = await this.store.claim(free, this.inflight, this.opts.perWebhook, this.leaseMs)
+        for (const row of rows) this.launch(row)
+        if (rows.length < free && !this.stopped) await this.planWake()
+      } while (this.again && !this.stopped)
+    } catch (err) {
+      if (this.opts.alive()) this.logger.warn({ err }, 'webhook delivery claim failed; will retry')
+    } finally {
+      this.ticking = false
+    }
+  }
+
+  /** Sets a timer for the earliest pending retry so it goes out on time, not at the next poll. */
+  private async planWake(): Promise<void> {
+    const at = await this.store.nextDueAt(this.inflight, this.opts.perWebhook)
+    if (!at) return
+    const when = Math.max(at.getTime(), Date.now() + 20)
+    if (when >= this.wakeAt && this.wake) return
+    if (when - Date.now() > this.opts.pollMs) return
+    if (this.wake) clearTimeout(this.wake)
+    this.wakeAt = when
+    this.wake = setTimeout(() => {
+      this.wake = undefined
+      this.wakeAt = Number.POSITIVE_INFINITY
+      this.kick()
+    }, when - Date.now())
+  }
+
+  private launch(row: ClaimedDelivery): void {
+    this.inflight.set(row.webhookId, (this.inflight.get(row.webhookId) ?? 0) + 1)
+    const p = this.attempt(row)
+      .catch((err) =>
+        this.logger.error(
+          { err, deliveryId: row.id },
+          'webhook attempt could not be recorded; the lease will bring it back',
+        ),
+      )
+      .finally(() => {
+        const n = (this.inflight.get(row.webhookId) ?? 1) - 1
+        if (n <= 0) this.inflight.delete(row.webhookId)
+        else this.inflight.set(row.webhookId, n)
+        this.running.delete(p)
+        this.kick()
+      })
+    this.running.add(p)
+  }
+
+  private async attempt(row: ClaimedDelivery): Promise<void> {
+    if (row.enabled === null || row.url === null || row.secret === null) {
+      await this.store.remove(row.id)
+      return
+    }
+    if (!row.enabled) {
+      await this.store.finish(
+        row,
+        { outcome: 'failure', responseCode: null, responseBody: 'webhook disabled' },
+        { status: 'failed' },
+      )
+      return
+    }
+    const body = deliveryBody(row.payload)
+    // Signed now, with the webhook's current secret: a rotation applies to every later attempt.
+    const headers = {
+      'Content-Type': 'application/json',
+      'User-Agent': WEBHOOK_HEADERS.userAgent,
+      [WEBHOOK_HEADERS.signature]: signatureHeader(row.secret, body),
+      [WEBHOOK_HEADERS.eventId]: row.eventId,
+      [WEBHOOK_HEADERS.deliveryId]: row.id,
+    }
+    const end = this.seconds.startTimer()
+    const result = await this.sender.post(row.url, body, headers)
+    end({ outcome: result.outcome })
+    this.attempts.inc({ outcome: result.outcome })
+    const step = nextStep(row.attempt, result.outcome, this.opts.schedule)
+    await this.store.finish(row, result, step)
+    if (result.outcome === 'blocked')
+      this.logger.warn({ deliveryId: row.id, webhookId: row.webhookId }, result.responseBody)
+  }
+
+  /** Stop claiming; attempts in flight finish (bounded by the time-out) and are recorded. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    this.clearTimers()
+    await Promise.allSettled([...this.running])
+  }
+
+  private async halt(): Promise<void> {
+    this.stopped = true
+    this.clearTimers()
+  }
+
+  private clearTimers(): void {
+    if (this.poller) clearInterval(this.poller)
+    if (this.wake) clearTimeout(this.wake)
+    this.poller = undefined
+    this.wake = undefined
+  }
+}

@@ -1,0 +1,146 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import { expect } from 'vitest'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const DASHBOARD = join(ROOT, 'services', 'gateway', 'dashboard')
+export const SCREENSHOTS = join(ROOT, 'test-output', 'dashboard')
+
+function newestMtime(dir: string): number {
+  let newest = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name)
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs)
+  }
+  return newest
+}
+
+/**
+ * The gateway serves the built dashboard. `make test` builds it first; a test file run on its
+ * own builds it here when dist/ is missing or older than the sources.
+ */
+export function ensureDashboardBuilt(): void {
+  const index = join(DASHBOARD, 'dist', 'index.html')
+  const sources = Math.max(
+    newestMtime(join(DASHBOARD, 'src')),
+    statSync(join(DASHBOARD, 'index.html')).mtimeMs,
+  )
+  if (existsSync(index) && statSync(index).mtimeMs >= sources) return
+  execFileSync('pnpm', ['--filter', '@mailer/dashboard', 'build'], {
+    cwd: ROOT,
+    stdio: 'pipe',
+    timeout: 300_000,
+  })
+}
+
+export const CHROMIUM = '/usr/bin/chromium'
+
+/** Debian's Chromium through playwright-core, headless, with a fresh profile that is removed on close. */
+export async function launchBrowser(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`)
+  const profile = mkdtempSync(join(tmpdir(), 'mailer-chromium-'))
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+  // Loaded machines are slow; fail with a clear message rather than a vitest time-out.
+  context.setDefaultTimeout(30_000)
+  return {
+    context,
+    close: async () => {
+      await context.close()
+      rmSync(profile, { recursive: true, force: true })
+    },
+  }
+}
+
+const nextFrames = (page: Page) =>
+  page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
+
+/**
+ * Saves `test-output/dashboard/<name>.png` (gitignored) of the whole page. Instead of a `fullPage`
+ * capture, the viewport is grown to the page's height: sandboxed preview frames are rendered out
+ * of process and only painted while inside the viewport, so a beyond-viewport capture shows them
+ * blank although the operator sees them.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  const viewport = page.viewportSize() ?? { width: 1280, height: 900 }
+  const height = Number(await page.evaluate('document.documentElement.scrollHeight'))
+  await page.setViewportSize({
+    width: viewport.width,
+    height: Math.min(Math.max(height, viewport.height), 8000),
+  })
+  await nextFrames(page)
+  if ((await page.locator('iframe').count()) > 0) await page.waitForTimeout(300) // out-of-process frames paint
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) })
+  await page.setViewportSize(viewport)
+}
+
+/**
+ * Elements that stick out past the right edge of the viewport (the page would scroll sideways),
+ * as short descriptions; scrolling containers such as wide tables are fine and not looked into.
+ */
+export async function horizontalOverflow(page: Page): Promise<string[]> {
+  return (await page.evaluate(`(() => {
+    const width = document.documentElement.clientWidth
+    const out = []
+    const scrolls = (el) => { const o = getComputedStyle(el).overflowX; return o === 'auto' || o === 'scroll' || o === 'hidden' }
+    const walk = (el) => {
+      for (const c of el.children) {
+        const r = c.getBoundingClientRect()
+        if (r.right > width + 1 && r.width > 0) out.push(c.tagName.toLowerCase() + (c.className ? '.' + String(c.className).split(' ').join('.') : '') + ' ' + Math.round(r.right))
+        if (!scrolls(c)) walk(c)
+      }
+    }
+    walk(document.body)
+    return out
+  })()`)) as string[]
+}
+
+/** Screens the current page in the four looks that matter: light and dark, desktop and phone. */
+export async function screenshotAllLooks(page: Page, name: string): Promise<void> {
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme })
+    for (const [label, width] of [
+      ['1280', 1280],
+      ['390', 390],
+    ] as const) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 })
+      // Two frames: the resize observers (charts) have redrawn before the picture is taken.
+      await nextFrames(page)
+      if (width === 390) expect(await horizontalOverflow(page), `${name} at 390 px`).toEqual([])
+      await screenshot(page, `${name}-${scheme}-${label}`)
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' })
+  await page.setViewportSize({ width: 1280, height: 900 })
+}
+
+/**
+ * Collects what must never happen on a dashboard page: script errors, dialogs, and console errors
+ * (CSP violations are reported there). Failed requests the app handles (a 401 before sign-in) are
+ * logged by Chromium as "Failed to load resource" and are not problems.
+ */
+export function watchProblems(page: Page, problems: string[]): void {
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`))
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource'))
+      problems.push(`console: ${m.text()}`)
+  })
+  page.on('dialog', (d) => problems.push(`dialog: ${d.message()}`))
+}

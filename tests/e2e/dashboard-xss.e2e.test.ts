@@ -1,0 +1,184 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { projectWithDomain } from '../support/emails.js'
+import { api } from '../support/http.js'
+import { availableServices } from '../support/services.js'
+import { TestRelay } from '../support/smtp-relay.js'
+import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { Receiver } from '../support/webhooks.js'
+import { ensureDashboardBuilt, launchBrowser, screenshot } from './browser.js'
+
+// API strings are data, never markup: script payloads in a project name, an email's subject,
+// tags, html, text, headers and attachment names, a contact, a template and a webhook's
+// response stay inert on every page that shows them. The email's own HTML is rendered only in
+// the sandboxed preview frame, where nothing can run.
+const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' })
+const stack = new Stack(te)
+let relay: TestRelay
+let receiver: Receiver
+let browser: Awaited<ReturnType<typeof launchBrowser>>
+let page: Page
+let client: ReturnType<typeof api>
+const fired: string[] = []
+
+const IMG = `<img src=x onerror="window.__xss='img';alert('img')">`
+const SCRIPT = `<script>window.__xss='script';alert('script')</script>`
+const SVG = `<svg onload="alert('svg')"></svg>`
+const SUBJECT = `Invoice ${IMG}${SVG}`
+const HTML = `<h1>Invoice ready</h1>${SCRIPT}${IMG}<a href="javascript:alert('href')">pay</a><iframe src="javascript:alert('frame')"></iframe><form action="https://evil.test/"><input name=q><button>go</button></form>`
+const SLUG = 'xss-shop'
+let emailId = ''
+let webhookId = ''
+
+beforeAll(async () => {
+  ensureDashboardBuilt()
+  relay = await TestRelay.start()
+  receiver = await Receiver.start(() => ({ status: 200, body: `${IMG}${SCRIPT}` }))
+  await stack.startAll(availableServices().filter((s) => s !== 'dispatcher'))
+  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
+  client = api(stack.gatewayUrl)
+
+  const p = await projectWithDomain(client, SLUG, 'xss.test', { name: `Evil ${IMG}` })
+  const sent = await client.post('/v1/emails', p.live, {
+    from: p.from,
+    to: 'victim@example.com',
+    subject: SUBJECT,
+    html: HTML,
+    text: `Plain ${SCRIPT}`,
+    tags: { note: SCRIPT, [`k${SVG}`.slice(0, 64)]: IMG },
+    headers: { 'X-Note': IMG },
+    attachments: [{ filename: `${IMG}.txt`, content: Buffer.from('x').toString('base64') }],
+  })
+  expect(sent.status).toBe(202)
+  emailId = sent.body.id
+  const mirror = `/v1/admin/projects/${SLUG}`
+  expect(
+    (
+      await client.post(`${mirror}/contacts`, client.admin, {
+        email: 'c@example.com',
+        firstName: IMG,
+        lastName: SCRIPT,
+      })
+    ).status,
+  ).toBe(201)
+  expect(
+    (
+      await client.post(`${mirror}/templates`, client.admin, {
+        name: 'evil',
+        subject: `Hi ${IMG}`,
+        html: HTML,
+      })
+    ).status,
+  ).toBe(201)
+  const hook = await client.post(`${mirror}/webhooks`, client.admin, { url: receiver.url('/x') })
+  webhookId = hook.body.id
+  expect((await client.post(`${mirror}/webhooks/${webhookId}/test`, client.admin)).status).toBe(202)
+  await waitFor(
+    async () => (await client.get(`${mirror}/emails/${emailId}`, client.admin)).body.status === 'delivered',
+    {
+      timeoutMs: 45_000,
+      what: 'delivered',
+    },
+  )
+
+  browser = await launchBrowser()
+  page = await browser.context.newPage()
+  page.on('dialog', (d) => {
+    fired.push(`dialog: ${d.message()}`)
+    void d.dismiss()
+  })
+  page.on('pageerror', (e) => fired.push(`pageerror: ${e.message}`))
+  await page.goto(`${stack.gatewayUrl}/dashboard/`)
+  await page.getByLabel('Admin key').fill(ADMIN_KEY)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { level: 1, name: 'Projects', exact: true }).waitFor()
+}, 240_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await stack.stopAll()
+  await relay?.stop()
+  await receiver?.close()
+})
+
+/** Nothing ran and nothing was injected into the dashboard's own document. */
+async function assertInert(where: string): Promise<void> {
+  const state = (await page.evaluate(`(() => ({
+    xss: window.__xss ?? null,
+    injected: document.querySelectorAll('img[src="x"], svg[onload], [onerror], [onload], form[action^="https://evil"], a[href^="javascript:"]').length,
+    inlineScripts: document.querySelectorAll('script:not([src])').length,
+    foreignScripts: [...document.scripts].filter((s) => !new URL(s.src).pathname.includes('/dashboard/assets/')).length,
+    frames: [...document.querySelectorAll('iframe')].map((f) => ({ sandbox: f.getAttribute('sandbox'), src: f.getAttribute('src') })),
+  }))()`)) as {
+    xss: unknown
+    injected: number
+    inlineScripts: number
+    foreignScripts: number
+    frames: { sandbox: string | null; src: string | null }[]
+  }
+  expect({ where, ...state, frames: undefined }).toEqual({
+    where,
+    xss: null,
+    injected: 0,
+    inlineScripts: 0,
+    foreignScripts: 0,
+    frames: undefined,
+  })
+  for (const f of state.frames) expect(f, where).toEqual({ sandbox: '', src: null })
+  expect(fired, where).toEqual([])
+}
+
+const go = async (path: string, title: string | RegExp) => {
+  await page.goto(`${stack.gatewayUrl}/dashboard/${path}`)
+  await page.getByRole('heading', { level: 1, name: title }).waitFor()
+}
+
+describe('script payloads from the API stay inert', { timeout: 120_000 }, () => {
+  it('in the project list and the project page', async () => {
+    await page.getByRole('link', { name: `Evil ${IMG}` }).waitFor() // shown as text
+    await assertInert('projects')
+    await go(`projects/${SLUG}`, `Evil ${IMG}`)
+    await assertInert('project')
+  })
+
+  it('in the email list and on the email page: summary, tags, timeline, text, headers, attachments', async () => {
+    await go(`emails?project=${SLUG}`, 'Emails')
+    await page.getByRole('link', { name: SUBJECT }).waitFor()
+    await page.getByText(`note: ${SCRIPT}`).waitFor()
+    await assertInert('emails')
+
+    await page.getByRole('link', { name: SUBJECT }).click()
+    await page.getByRole('heading', { level: 1, name: SUBJECT }).waitFor()
+    await page.getByTestId('timeline').getByText('email.delivered').waitFor()
+    for (const d of await page.locator('details').all()) await d.locator('summary').click() // event data, with the subject
+    const frame = page.frameLocator('[data-testid="email-preview"]')
+    await frame.getByRole('heading', { name: 'Invoice ready' }).waitFor()
+    await screenshot(page, 'xss-email')
+    await assertInert('email preview')
+    for (const tab of ['Text', 'Headers', 'Attachments']) {
+      await page.getByRole('tab', { name: tab }).click()
+      await assertInert(`email ${tab}`)
+    }
+    await page.getByRole('cell', { name: `${IMG}.txt` }).waitFor()
+  })
+
+  it('in contacts, a template (editor, history and render preview) and webhook deliveries', async () => {
+    await go(`projects/${SLUG}/contacts`, 'Contacts')
+    await page.getByText(`${IMG} ${SCRIPT}`).waitFor()
+    await assertInert('contacts')
+
+    await go(`projects/${SLUG}/templates/evil`, 'Template evil')
+    await page.getByRole('button', { name: 'Render' }).click()
+    await page
+      .frameLocator('iframe[title="Rendered template"]')
+      .getByRole('heading', { name: 'Invoice ready' })
+      .waitFor()
+    await page.getByText(`Hi ${IMG}`).first().waitFor()
+    await assertInert('template')
+
+    await go(`projects/${SLUG}/webhooks/${webhookId}`, 'Webhook')
+    await page.getByTestId('delivery-row').first().getByText(`200 ${IMG}${SCRIPT}`).waitFor()
+    await assertInert('webhook')
+  })
+})

@@ -1,0 +1,124 @@
+import { AdminRpcClient, MailerApiError } from '@mailer/client'
+import { adminRpcOperations, ROUTES } from '@mailer/contracts'
+import { useTestEnv } from '@mailer/testing'
+import { connect, type NatsConnection } from 'nats'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { email, projectWithDomain } from '../support/emails.js'
+import { api } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+
+/*
+ * AdminRpc (libs/contracts/src/rpc.ts): every admin route and mirrored project route, served by
+ * its own service as `rpc.admin.<operation>` with the route's handler, called over plain NATS.
+ */
+const te = useTestEnv()
+const stack = new Stack(te)
+let client: ReturnType<typeof api>
+let nc: NatsConnection
+let admin: AdminRpcClient
+let acme: Awaited<ReturnType<typeof projectWithDomain>>
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'email', 'webhook', 'analytics', 'broadcast', 'gateway'])
+  client = api(stack.gatewayUrl)
+  acme = await projectWithDomain(client, 'acme')
+  nc = await connect({ servers: te.natsUrl })
+  admin = new AdminRpcClient(nc, { prefix: te.natsPrefix, timeoutMs: 15_000 })
+})
+afterAll(async () => {
+  await nc?.close()
+  await stack.stopAll()
+})
+
+const fails = (p: Promise<unknown>) =>
+  p.then(
+    () => expect.fail('expected an error'),
+    (e: unknown) => e,
+  )
+
+describe('AdminRpc', () => {
+  it('answers every admin and mirrored operation of the catalog (no operation lacks a responder)', async () => {
+    const ops = adminRpcOperations(ROUTES)
+    expect(ops.length).toBeGreaterThan(50)
+    const silent: string[] = []
+    const crashed: string[] = []
+    // Without a body or path parameters every write is refused before it changes anything.
+    await Promise.all(
+      ops.map(async (op) => {
+        try {
+          await admin.call(op.operation, op.scope === 'project' ? { project: 'acme' } : {})
+        } catch (e) {
+          if (!(e instanceof MailerApiError)) silent.push(`${op.operation}: ${String(e)}`)
+          else if (e.status >= 500) crashed.push(`${op.operation}: ${e.code}`)
+        }
+      }),
+    )
+    expect(silent).toEqual([])
+    expect(crashed).toEqual([])
+  })
+
+  it('runs admin routes with their params, query and body', async () => {
+    const created = await admin.call<any>('auth.projects.create', { body: { slug: 'beta', name: 'Beta' } })
+    expect(created).toMatchObject({ slug: 'beta', name: 'Beta', rpcEnabled: true, disabled: false })
+    const got = await admin.call('auth.projects.get', { params: { slug: 'beta' } })
+    expect(got).toEqual((await client.get('/v1/admin/projects/beta', client.admin)).body)
+    const keys = await admin.call<any>('auth.keys.list', { query: { project: 'acme' } })
+    expect(keys.data.map((k: any) => k.id).sort()).toEqual([acme.liveId, acme.testId].sort())
+    expect(
+      await fails(admin.call('auth.projects.create', { body: { slug: 'beta', name: 'Again' } })),
+    ).toMatchObject({
+      status: 409,
+      code: 'slug_taken',
+      param: 'slug',
+    })
+    const domains = await admin.call<any>('email.domains.list-all')
+    expect(domains.data.map((d: any) => d.domain)).toContain('acme.test')
+  })
+
+  it('runs a mirrored project route as the admin mirror does: live, no key, source admin', async () => {
+    const body = email(acme.from, { subject: 'Over AdminRpc' })
+    const sent = await admin.call<any>('email.emails.send', {
+      project: 'acme',
+      body,
+      headers: { 'Idempotency-Key': 'admin-rpc-1', 'x-ignored': 'y' },
+    })
+    expect(sent).toEqual({ id: expect.stringMatching(/^email_/), status: 'queued' })
+    const again = await admin.call<any>('email.emails.send', {
+      project: 'acme',
+      body,
+      headers: { 'idempotency-key': 'admin-rpc-1' },
+    })
+    expect(again).toEqual({ ...sent, idempotent: true })
+
+    const record = await admin.call<any>('email.emails.get', { project: 'acme', params: { id: sent.id } })
+    expect(record).toMatchObject({ id: sent.id, source: 'admin', apiKeyId: null, mode: 'live' })
+    expect(record).toEqual((await client.get(`/v1/emails/${sent.id}`, acme.live)).body)
+
+    const list = await admin.call<any>('email.emails.admin-list', {
+      query: { project: 'acme', q: 'Over AdminRpc' },
+    })
+    expect(list.data.map((e: any) => e.id)).toEqual([sent.id])
+    const hooks = await admin.call<any>('webhook.webhooks.list', { project: 'acme' })
+    expect(hooks).toEqual({ data: [] })
+  })
+
+  it('a project operation needs a known project', async () => {
+    expect(await fails(admin.call('email.emails.list'))).toMatchObject({
+      status: 400,
+      code: 'invalid_body',
+      param: 'project',
+    })
+    expect(await fails(admin.call('email.emails.list', { project: 'nobody' }))).toMatchObject({
+      status: 404,
+      type: 'not_found',
+      code: 'project_not_found',
+      param: 'project',
+    })
+  })
+
+  it('an unknown operation has no responder: the NATS error is thrown as it is', async () => {
+    const e = await fails(admin.call('email.nothing.here'))
+    expect(e).not.toBeInstanceOf(MailerApiError)
+    expect((e as { code?: string }).code).toBe('503')
+  })
+})

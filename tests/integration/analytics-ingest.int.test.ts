@@ -1,0 +1,92 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { connect, type JetStreamClient, type NatsConnection } from 'nats'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { analyticsDrained, counts, delivery, type Ev, ev, publishEvent } from '../support/analytics-events.js'
+import { sql as sqlIn } from '../support/db.js'
+import { api, createProject } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+
+/** Ingestion under stress: a poisoned event in a batch, and a burst written in batches. */
+const te = useTestEnv()
+const stack = new Stack(te)
+let client: ReturnType<typeof api>
+let nc: NatsConnection
+let js: JetStreamClient
+const today = new Date(Date.now() - 60_000)
+const sql = (text: string, params: unknown[] = []) => sqlIn(te, text, params)
+const publish = (projectId: string, e: Ev) => publishEvent(te, js, projectId, e)
+const drained = () => analyticsDrained(te, nc)
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'gateway', 'analytics'])
+  client = api(stack.gatewayUrl)
+  nc = await connect({ servers: te.natsUrl })
+  js = nc.jetstream()
+})
+afterAll(async () => {
+  await nc?.close()
+  await stack.stopAll()
+})
+
+describe('analytics ingestion under stress', () => {
+  it('one event that cannot be written does not hold back its batch, and is counted once it can', async () => {
+    const p = await createProject(client, 'poison')
+    // Make the database refuse exactly one event's idempotency key.
+    await sql(
+      `ALTER TABLE analytics_processed_events ADD CONSTRAINT poison CHECK (event_id NOT LIKE '%email_poison%')`,
+    )
+    try {
+      const good = [1, 2, 3, 4, 5].map((i) => ev('email.sent', `email_ok${i}`, `ok${i}@p.example`, today))
+      await Promise.all(
+        [...good.slice(0, 2), ev('email.sent', 'email_poison', 'x@p.example', today), ...good.slice(2)].map(
+          (e) => publish(p.project.id, e),
+        ),
+      )
+      await waitFor(async () => (await client.get('/v1/analytics?range=7d', p.live)).body.totals.sent === 5, {
+        timeoutMs: 10_000,
+        what: 'the good events of the batch',
+      })
+      const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort('analytics')}/metrics`)).text()
+      expect(Number(/^mailer_analytics_ingest_batch_failures_total (\d+)/m.exec(text)?.[1])).toBeGreaterThan(
+        0,
+      )
+    } finally {
+      await sql('ALTER TABLE analytics_processed_events DROP CONSTRAINT poison')
+    }
+    await drained()
+    const r = await client.get('/v1/analytics?range=7d', p.live)
+    expect(r.body.totals.sent).toBe(6)
+  })
+
+  it('writes a burst in batches, one transaction each', async () => {
+    const bulk = await createProject(client, 'bulk')
+    const events: Ev[] = []
+    for (let i = 0; i < 1500; i++) {
+      events.push(
+        ev('email.sent', `email_bulk${i}`, `r${i}@bulk.example`, today, {}, { batch: String(i % 3) }),
+      )
+      events.push(
+        ev('email.delivered', `email_bulk${i}`, `r${i}@bulk.example`, today, delivery(100 + (i % 100) * 10)),
+      )
+    }
+    for (let i = 0; i < events.length; i += 500) {
+      await Promise.all(events.slice(i, i + 500).map((e) => publish(bulk.project.id, e)))
+    }
+    await drained()
+    const r = await client.get('/v1/analytics?range=7d', bulk.live)
+    expect(r.body.totals).toEqual(counts({ sent: 1500, delivered: 1500 }))
+    expect(r.body.topTags).toEqual([
+      { value: 'batch:0', count: 500 },
+      { value: 'batch:1', count: 500 },
+      { value: 'batch:2', count: 500 },
+    ])
+    // Delivery times are 100 … 1090 ms, evenly: the median is near 600 ms.
+    expect(r.body.p50DeliveryMs).toBeGreaterThan(450)
+    expect(r.body.p50DeliveryMs).toBeLessThan(750)
+    const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort('analytics')}/metrics`)).text()
+    const batches = Number(/^mailer_analytics_ingest_batch_size_count (\d+)/m.exec(text)?.[1])
+    const messages = Number(/^mailer_analytics_ingest_batch_size_sum (\d+)/m.exec(text)?.[1])
+    expect(messages).toBeGreaterThanOrEqual(3000)
+    expect(messages / batches).toBeGreaterThan(10)
+  })
+})

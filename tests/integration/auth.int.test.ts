@@ -1,0 +1,306 @@
+import { createHash } from 'node:crypto'
+import { useTestEnv } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql as sqlIn } from '../support/db.js'
+import { api, createProject } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+
+const te = useTestEnv()
+const stack = new Stack(te)
+let client: ReturnType<typeof api>
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'gateway'])
+  client = api(stack.gatewayUrl)
+})
+afterAll(() => stack.stopAll())
+
+const sql = (text: string, params: unknown[] = []) => sqlIn(te, text, params)
+
+describe('request conventions', () => {
+  it('answers /health without a key after one database query', async () => {
+    const r = await client.get('/health')
+    expect(r.status).toBe(200)
+    expect(r.body).toEqual({ ok: true })
+  })
+
+  it('echoes X-Request-Id, or makes one', async () => {
+    const mine = await client.get('/health', null, { 'x-request-id': 'abc-123' })
+    expect(mine.headers.get('x-request-id')).toBe('abc-123')
+    const made = await client.get('/health')
+    expect(made.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/)
+  })
+
+  it('404 route_not_found and 405 method_not_allowed in the contract shape', async () => {
+    const nf = await client.get('/v1/nope', client.admin)
+    expect(nf.status).toBe(404)
+    expect(nf.body.error).toMatchObject({ type: 'not_found', code: 'route_not_found' })
+    const na = await client.call('PUT', '/v1/admin/projects')
+    expect(na.status).toBe(405)
+    expect(na.body.error).toMatchObject({ type: 'validation_error', code: 'method_not_allowed' })
+  })
+
+  it('invalid JSON is 400 invalid_body; no body is 400 missing_body', async () => {
+    const bad = await client.call('POST', '/v1/admin/projects', {
+      key: client.admin,
+      rawBody: '{nope',
+      headers: { 'content-type': 'application/json' },
+    })
+    expect(bad.status).toBe(400)
+    expect(bad.body.error).toMatchObject({ type: 'validation_error', code: 'invalid_body' })
+    const none = await client.call('POST', '/v1/admin/projects', { key: client.admin })
+    expect(none.status).toBe(400)
+    expect(none.body.error.code).toBe('missing_body')
+  })
+
+  it('a field failing its schema is invalid_body with the dotted param', async () => {
+    const r = await client.post('/v1/admin/projects', client.admin, { slug: 'Bad Slug', name: 'x' })
+    expect(r.status).toBe(400)
+    expect(r.body.error).toMatchObject({ code: 'invalid_body', param: 'slug' })
+  })
+})
+
+describe('admin projects', () => {
+  it('creates, lists, retrieves, updates and disables projects', async () => {
+    const c = await client.post('/v1/admin/projects', client.admin, {
+      slug: 'acme',
+      name: 'Acme',
+      defaultFrom: 'hi@acme.test',
+    })
+    expect(c.status).toBe(201)
+    expect(c.body).toMatchObject({
+      slug: 'acme',
+      name: 'Acme',
+      dailyLimit: 5000,
+      rpcEnabled: true,
+      disabled: false,
+      defaultFrom: 'hi@acme.test',
+    })
+    expect(c.body.id).toMatch(/^proj_[0-9A-Z]{26}$/)
+
+    const dup = await client.post('/v1/admin/projects', client.admin, { slug: 'acme', name: 'Again' })
+    expect(dup.status).toBe(409)
+    expect(dup.body.error).toMatchObject({ type: 'conflict', code: 'slug_taken', param: 'slug' })
+
+    const list = await client.get('/v1/admin/projects', client.admin)
+    expect(list.body.data.map((p: any) => p.slug)).toContain('acme')
+
+    const got = await client.get('/v1/admin/projects/acme', client.admin)
+    expect(got.body.id).toBe(c.body.id)
+
+    const upd = await client.patch('/v1/admin/projects/acme', client.admin, {
+      dailyLimit: 0,
+      rpcEnabled: false,
+      name: 'Acme Inc',
+    })
+    expect(upd.status).toBe(200)
+    expect(upd.body).toMatchObject({ dailyLimit: 0, rpcEnabled: false, name: 'Acme Inc' })
+
+    const off = await client.del('/v1/admin/projects/acme', client.admin)
+    expect(off.body.disabled).toBe(true)
+
+    const missing = await client.get('/v1/admin/projects/nope', client.admin)
+    expect(missing.status).toBe(404)
+    expect(missing.body.error.code).toBe('project_not_found')
+  })
+})
+
+describe('API keys', () => {
+  it('returns the full key once and stores only its SHA-256 hash and prefix', async () => {
+    await client.post('/v1/admin/projects', client.admin, { slug: 'keys', name: 'Keys' })
+    const k = await client.post('/v1/admin/projects/keys/api-keys', client.admin, {
+      name: 'ci',
+      mode: 'live',
+    })
+    expect(k.status).toBe(201)
+    expect(k.body.key).toMatch(/^fs_live_[A-Za-z0-9]{32}$/)
+    expect(k.body.prefix).toBe(k.body.key.slice(0, 12))
+    expect(k.body).toMatchObject({ name: 'ci', mode: 'live', revokedAt: null, lastUsedAt: null })
+
+    const rows = await sql('SELECT * FROM api_keys WHERE id = $1', [k.body.id])
+    expect(rows[0].hash).toBe(createHash('sha256').update(k.body.key).digest('hex'))
+    expect(JSON.stringify(rows[0])).not.toContain(k.body.key)
+
+    const listed = await client.get('/v1/admin/api-keys?project=keys', client.admin)
+    expect(listed.body.data).toHaveLength(1)
+    expect(JSON.stringify(listed.body)).not.toContain(k.body.key)
+    expect(listed.body.data[0].key).toBeUndefined()
+
+    const own = await client.get('/v1/api-keys', k.body.key)
+    expect(own.status).toBe(200)
+    expect(own.body.data[0].id).toBe(k.body.id)
+    expect(own.body.data[0].key).toBeUndefined()
+  })
+
+  it('validates key creation: name length, mode, expiresAt in the future with an offset', async () => {
+    await client.post('/v1/admin/projects', client.admin, { slug: 'kv', name: 'KV' })
+    const long = await client.post('/v1/admin/projects/kv/api-keys', client.admin, {
+      name: 'x'.repeat(201),
+      mode: 'live',
+    })
+    expect(long.body.error).toMatchObject({ code: 'invalid_body', param: 'name' })
+    const mode = await client.post('/v1/admin/projects/kv/api-keys', client.admin, {
+      name: 'a',
+      mode: 'prod',
+    })
+    expect(mode.body.error).toMatchObject({ code: 'invalid_body', param: 'mode' })
+    const past = await client.post('/v1/admin/projects/kv/api-keys', client.admin, {
+      name: 'a',
+      mode: 'live',
+      expiresAt: '2020-01-01T00:00:00Z',
+    })
+    expect(past.body.error).toMatchObject({ code: 'invalid_body', param: 'expiresAt' })
+    const noOffset = await client.post('/v1/admin/projects/kv/api-keys', client.admin, {
+      name: 'a',
+      mode: 'live',
+      expiresAt: '2099-01-01T00:00:00',
+    })
+    expect(noOffset.status).toBe(400)
+    const unknownProject = await client.post('/v1/admin/projects/zzz/api-keys', client.admin, {
+      name: 'a',
+      mode: 'live',
+    })
+    expect(unknownProject.status).toBe(404)
+  })
+
+  it('GET /v1/me describes the calling key', async () => {
+    const p = await createProject(client, 'me')
+    const r = await client.get('/v1/me', p.live)
+    expect(r.status).toBe(200)
+    expect(r.body).toEqual({
+      project: { id: p.project.id, slug: 'me', name: 'Project me', dailyLimit: 5000 },
+      key: { id: p.liveId, name: 'live key', mode: 'live', prefix: p.live.slice(0, 12), expiresAt: null },
+    })
+    const t = await client.get('/v1/me', p.test)
+    expect(t.body.key.mode).toBe('test')
+  })
+
+  it('renames a key', async () => {
+    const p = await createProject(client, 'rename')
+    const r = await client.patch(`/v1/admin/api-keys/${p.liveId}`, client.admin, { name: 'renamed' })
+    expect(r.body.name).toBe('renamed')
+    expect((await client.get('/v1/me', p.live)).body.key.name).toBe('renamed')
+    const missing = await client.patch('/v1/admin/api-keys/key_01HZZZZZZZZZZZZZZZZZZZZZZZ', client.admin, {
+      name: 'x',
+    })
+    expect(missing.body.error.code).toBe('api_key_not_found')
+  })
+})
+
+describe('authentication failures (interface.md part 5)', () => {
+  it('missing, malformed and unknown keys', async () => {
+    const none = await client.get('/v1/me')
+    expect(none.status).toBe(401)
+    expect(none.body.error).toMatchObject({ type: 'authentication_error', code: 'missing_api_key' })
+    const malformed = await client.get('/v1/me', 'not-a-key')
+    expect(malformed.body.error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' })
+    const unknown = await client.get('/v1/me', `fs_live_${'A'.repeat(32)}`)
+    expect(unknown.status).toBe(401)
+    expect(unknown.body.error.code).toBe('invalid_api_key')
+  })
+
+  it('a revoke takes effect on the very next request and cannot be undone', async () => {
+    const p = await createProject(client, 'revoke')
+    expect((await client.get('/v1/me', p.live)).status).toBe(200) // now cached
+    const rv = await client.del(`/v1/admin/api-keys/${p.liveId}`, client.admin)
+    expect(rv.body.revokedAt).not.toBeNull()
+    const after = await client.get('/v1/me', p.live)
+    expect(after.status).toBe(401)
+    expect(after.body.error).toMatchObject({ type: 'authentication_error', code: 'revoked_api_key' })
+    const again = await client.del(`/v1/admin/api-keys/${p.liveId}`, client.admin)
+    expect(again.body.revokedAt).toBe(rv.body.revokedAt)
+  })
+
+  it('an expired key fails with expired_api_key', async () => {
+    await client.post('/v1/admin/projects', client.admin, { slug: 'exp', name: 'Exp' })
+    const soon = new Date(Date.now() + 1500).toISOString()
+    const k = await client.post('/v1/admin/projects/exp/api-keys', client.admin, {
+      name: 'short',
+      mode: 'live',
+      expiresAt: soon,
+    })
+    expect(k.status).toBe(201)
+    expect((await client.get('/v1/me', k.body.key)).status).toBe(200)
+    await new Promise((r) => setTimeout(r, 1700))
+    const r = await client.get('/v1/me', k.body.key)
+    expect(r.status).toBe(401)
+    expect(r.body.error.code).toBe('expired_api_key')
+  })
+
+  it('a disabled project gets 403 project_disabled at once, and works again when re-enabled', async () => {
+    const p = await createProject(client, 'dis')
+    expect((await client.get('/v1/me', p.live)).status).toBe(200)
+    await client.patch('/v1/admin/projects/dis', client.admin, { disabled: true })
+    const r = await client.get('/v1/me', p.live)
+    expect(r.status).toBe(403)
+    expect(r.body.error).toMatchObject({ type: 'permission_error', code: 'project_disabled' })
+    await client.patch('/v1/admin/projects/dis', client.admin, { disabled: false })
+    expect((await client.get('/v1/me', p.live)).status).toBe(200)
+  })
+
+  it('admin key only on admin routes; project keys get 403 admin_only there', async () => {
+    const p = await createProject(client, 'scope')
+    const adminOnProject = await client.get('/v1/me', client.admin)
+    expect(adminOnProject.status).toBe(401)
+    expect(adminOnProject.body.error.code).toBe('invalid_api_key')
+    const projectOnAdmin = await client.get('/v1/admin/projects', p.live)
+    expect(projectOnAdmin.status).toBe(403)
+    expect(projectOnAdmin.body.error).toMatchObject({ type: 'permission_error', code: 'admin_only' })
+    const wrongAdmin = await client.get('/v1/admin/projects', 'not-the-admin-key')
+    expect(wrongAdmin.status).toBe(401)
+    expect(wrongAdmin.body.error.code).toBe('invalid_api_key')
+    const noneAdmin = await client.get('/v1/admin/projects')
+    expect(noneAdmin.body.error.code).toBe('missing_api_key')
+  })
+
+  it('records lastUsedAt, at most once a minute', async () => {
+    const p = await createProject(client, 'lastused')
+    await client.get('/v1/me', p.live)
+    await client.get('/v1/me', p.live)
+    const read = async () =>
+      (await client.get('/v1/admin/api-keys?project=lastused', client.admin)).body.data.find(
+        (k: any) => k.id === p.liveId,
+      )
+    let key: any
+    for (let i = 0; i < 80 && !key?.lastUsedAt; i++) {
+      await new Promise((r) => setTimeout(r, 100))
+      key = await read()
+    }
+    expect(key.lastUsedAt).not.toBeNull()
+    const first = key.lastUsedAt
+    await client.get('/v1/me', p.live)
+    await new Promise((r) => setTimeout(r, 5500))
+    expect((await read()).lastUsedAt).toBe(first)
+  })
+})
+
+describe('auth service outages', () => {
+  it('answers 503 service_unavailable within 2 s while auth is down, and recovers when it is back', async () => {
+    const p = await createProject(client, 'outage')
+    await stack.kill('auth')
+    const t0 = Date.now()
+    const r = await client.get('/v1/me', p.live)
+    expect(Date.now() - t0).toBeLessThan(2000)
+    expect(r.status).toBe(503)
+    expect(r.body.error).toMatchObject({ type: 'internal_error', code: 'service_unavailable' })
+    await stack.start('auth')
+    const back = await client.get('/v1/me', p.live)
+    expect(back.status).toBe(200)
+  })
+})
+
+describe('admin key unset', () => {
+  it('every admin call fails with 401 invalid_api_key when ADMIN_API_KEY is not configured', async () => {
+    const other = new Stack(te, { ADMIN_API_KEY: '' })
+    await other.start('gateway')
+    try {
+      const r = await api(other.gatewayUrl).get('/v1/admin/projects', '')
+      expect(r.body.error.code).toBe('missing_api_key')
+      const r2 = await api(other.gatewayUrl).get('/v1/admin/projects', 'anything')
+      expect(r2.status).toBe(401)
+      expect(r2.body.error.code).toBe('invalid_api_key')
+    } finally {
+      await other.stopAll()
+    }
+  })
+})

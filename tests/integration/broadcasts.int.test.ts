@@ -1,0 +1,215 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inSeconds, projectWithDomain } from '../support/emails.js'
+import { api } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+
+// Broadcast drafts, sending, scheduling and canceling through the gateway. Delivery is not
+// needed here (no dispatcher): the email service accepting the emails is what a broadcast does.
+const te = useTestEnv()
+const stack = new Stack(te, {
+  BROADCAST_POLL_MS: '50',
+  BROADCAST_RESUME_SECONDS: '1',
+  BROADCAST_LEASE_SECONDS: '2',
+})
+let client: ReturnType<typeof api>
+let acme: Awaited<ReturnType<typeof projectWithDomain>>
+let audienceId: string
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
+  client = api(stack.gatewayUrl)
+  acme = await projectWithDomain(client, 'acme', 'news.acme.test')
+  audienceId = (await client.post('/v1/audiences', acme.live, { name: 'Everyone' })).body.id
+  await client.post(`/v1/contacts/import?audienceId=${audienceId}`, acme.live, [
+    { email: 'ann@example.com', firstName: 'Ann' },
+    { email: 'bob@example.com', firstName: 'Bob' },
+    { email: 'cat@example.com', firstName: 'Cat', unsubscribed: true },
+  ])
+})
+afterAll(() => stack.stopAll())
+
+const draft = (over: Record<string, unknown> = {}, key = acme.live) =>
+  client.post('/v1/broadcasts', key, {
+    audienceId,
+    from: acme.from,
+    subject: 'News for {{first_name}}',
+    html: '<p>Hi {{first_name}}</p><a href="{{unsubscribe_url}}">Unsubscribe</a>',
+    ...over,
+  })
+
+const settled = (id: string, key = acme.live) =>
+  waitFor(
+    async () => {
+      const r = await client.get(`/v1/broadcasts/${id}`, key)
+      return r.body.status === 'sent' ? r.body : null
+    },
+    { timeoutMs: 15_000, what: `broadcast ${id} sent` },
+  )
+
+describe('drafts', () => {
+  it('creates a draft, changes it, lists and deletes it', async () => {
+    const c = await draft({ name: 'March' })
+    expect(c.status).toBe(201)
+    expect(c.body).toMatchObject({
+      name: 'March',
+      audienceId,
+      from: acme.from,
+      status: 'draft',
+      text: null,
+      counts: {},
+      scheduledAt: null,
+      completedAt: null,
+    })
+    expect(c.body.id).toMatch(/^bc_[0-9A-Z]{26}$/)
+
+    const p = await client.patch(`/v1/broadcasts/${c.body.id}`, acme.live, {
+      subject: 'Changed',
+      text: 'Plain',
+    })
+    expect(p.body).toMatchObject({ subject: 'Changed', text: 'Plain', name: 'March' })
+    const cleared = await client.patch(`/v1/broadcasts/${c.body.id}`, acme.live, { text: null, name: null })
+    expect(cleared.body).toMatchObject({ text: null, name: null })
+
+    const list = await client.get('/v1/broadcasts?status=draft', acme.live)
+    expect(list.body.data.map((b: any) => b.id)).toContain(c.body.id)
+    expect(list.body).toHaveProperty('nextCursor')
+
+    expect((await client.del(`/v1/broadcasts/${c.body.id}`, acme.live)).body).toEqual({
+      id: c.body.id,
+      deleted: true,
+    })
+    expect((await client.get(`/v1/broadcasts/${c.body.id}`, acme.live)).body.error.code).toBe(
+      'broadcast_not_found',
+    )
+  })
+
+  it('rejects bad drafts with the contract errors', async () => {
+    for (const [over, status, code, param] of [
+      [{ audienceId: 'aud_nope' }, 404, 'audience_not_found', 'audienceId'],
+      [{ from: 'not a mailbox' }, 400, 'invalid_body', 'from'],
+      [{ subject: '' }, 400, 'invalid_body', 'subject'],
+      [{ html: '' }, 400, 'invalid_body', 'html'],
+      [{ html: '<p>{{#if x}}</p>' }, 400, 'invalid_template', 'html'],
+      [{ subject: 'Hi {{name' }, 400, 'invalid_template', 'subject'],
+      [{ text: '{{> partial}}' }, 400, 'invalid_template', 'text'],
+      [{ status: 'sent' }, 400, 'invalid_body', undefined],
+    ] as const) {
+      const r = await draft(over)
+      expect(r.status, JSON.stringify(over)).toBe(status)
+      expect(r.body.error).toMatchObject({ code, ...(param ? { param } : {}) })
+    }
+    const { audienceId: _, ...noAudience } = { audienceId, from: acme.from, subject: 's', html: 'h' }
+    expect((await client.post('/v1/broadcasts', acme.live, noAudience)).body.error).toMatchObject({
+      code: 'invalid_body',
+      param: 'audienceId',
+    })
+    expect((await client.get('/v1/broadcasts?status=done', acme.live)).body.error.code).toBe('invalid_query')
+  })
+})
+
+describe('sending', () => {
+  it('sends each subscribed contact one personalized email, then only reads', async () => {
+    const b = (await draft()).body
+    const sent = await client.post(`/v1/broadcasts/${b.id}/send`, acme.live)
+    expect(sent.status).toBe(202)
+    expect(sent.body.status).toBe('sending')
+
+    const done = await settled(b.id)
+    expect(done.counts).toEqual({ queued: 2 })
+    expect(done.startedAt).not.toBeNull()
+    expect(done.completedAt).not.toBeNull()
+
+    const emails = await client.get(`/v1/emails?tag=broadcast_id:${b.id}`, acme.live)
+    const byTo = Object.fromEntries(emails.body.data.map((e: any) => [e.to[0], e]))
+    expect(Object.keys(byTo).sort()).toEqual(['ann@example.com', 'bob@example.com'])
+    expect(byTo['ann@example.com']).toMatchObject({
+      source: 'broadcast',
+      subject: 'News for Ann',
+      apiKeyId: acme.liveId,
+    })
+    const content = await client.get(`/v1/emails/${byTo['bob@example.com'].id}/content`, acme.live)
+    expect(content.body.html).toContain('Hi Bob')
+    expect(content.body.headers['List-Unsubscribe']).toMatch(/^<http:\/\/localhost:3000\/u\/[\w-]+\.[\w-]+>$/)
+    expect(content.body.headers['List-Unsubscribe-Post']).toBe('List-Unsubscribe=One-Click')
+
+    for (const [method, path, body] of [
+      ['PATCH', `/v1/broadcasts/${b.id}`, { subject: 'x' }],
+      ['DELETE', `/v1/broadcasts/${b.id}`, undefined],
+      ['POST', `/v1/broadcasts/${b.id}/send`, {}],
+    ] as const) {
+      const r = await client.call(method, path, { key: acme.live, ...(body ? { body } : {}) })
+      expect(r.status, `${method} ${path}`).toBe(409)
+      expect(r.body.error).toMatchObject({ type: 'conflict', code: 'broadcast_not_draft' })
+    }
+    const cancel = await client.post(`/v1/broadcasts/${b.id}/cancel`, acme.live)
+    expect(cancel.body.error).toMatchObject({ code: 'not_cancelable' })
+  })
+
+  it('refuses at send time what the email service would refuse for every contact', async () => {
+    const b = (await draft({ from: 'news@elsewhere.test' })).body
+    const r = await client.post(`/v1/broadcasts/${b.id}/send`, acme.live, {})
+    expect(r.status).toBe(403)
+    expect(r.body.error).toMatchObject({ code: 'invalid_sender', param: 'from' })
+    expect((await client.get(`/v1/broadcasts/${b.id}`, acme.live)).body.status).toBe('draft')
+  })
+
+  it('schedules, checks scheduledAt like an email, and cancels', async () => {
+    const b = (await draft()).body
+    for (const scheduledAt of ['tomorrow', '2020-01-01T00:00:00Z', inSeconds(40 * 86_400)]) {
+      const r = await client.post(`/v1/broadcasts/${b.id}/send`, acme.live, { scheduledAt })
+      expect(r.status, scheduledAt).toBe(400)
+      expect(r.body.error).toMatchObject({ code: 'invalid_schedule', param: 'scheduledAt' })
+    }
+    const at = inSeconds(3600)
+    const s = await client.post(`/v1/broadcasts/${b.id}/send`, acme.live, { scheduledAt: at })
+    expect(s.status).toBe(202)
+    expect(s.body).toMatchObject({ status: 'scheduled', scheduledAt: new Date(at).toISOString() })
+
+    const c = await client.post(`/v1/broadcasts/${b.id}/cancel`, acme.live)
+    expect(c.body).toMatchObject({ status: 'canceled', counts: {} })
+    expect((await client.post(`/v1/broadcasts/${b.id}/cancel`, acme.live)).body.error.code).toBe(
+      'not_cancelable',
+    )
+    expect((await client.get(`/v1/emails?tag=broadcast_id:${b.id}`, acme.live)).body.data).toEqual([])
+  })
+
+  it('sends a scheduled broadcast when its time comes', async () => {
+    const b = (await draft()).body
+    await client.post(`/v1/broadcasts/${b.id}/send`, acme.live, { scheduledAt: inSeconds(1.5) })
+    expect((await client.get(`/v1/broadcasts/${b.id}`, acme.live)).body.status).toBe('scheduled')
+    expect((await settled(b.id)).counts).toEqual({ queued: 2 })
+  })
+
+  it('keeps an audience while a broadcast that is not finished uses it', async () => {
+    const aud = (await client.post('/v1/audiences', acme.live, { name: 'Busy' })).body
+    const b = (await draft({ audienceId: aud.id })).body
+    const busy = await client.del(`/v1/audiences/${aud.id}`, acme.live)
+    expect(busy.status).toBe(409)
+    expect(busy.body.error).toMatchObject({ type: 'conflict', code: 'audience_in_use' })
+    await client.post(`/v1/broadcasts/${b.id}/send`, acme.live, { scheduledAt: inSeconds(3600) })
+    expect((await client.del(`/v1/audiences/${aud.id}`, acme.live)).body.error.code).toBe('audience_in_use')
+    await client.post(`/v1/broadcasts/${b.id}/cancel`, acme.live)
+    expect((await client.del(`/v1/audiences/${aud.id}`, acme.live)).status).toBe(200)
+  })
+
+  it("a test key's broadcast makes test emails, and the admin mirror sends live without a key", async () => {
+    const t = (await draft({}, acme.test)).body
+    await client.post(`/v1/broadcasts/${t.id}/send`, acme.test)
+    expect((await settled(t.id)).counts).toEqual({ test: 2 })
+
+    const m = await client.post('/v1/admin/projects/acme/broadcasts', client.admin, {
+      audienceId,
+      from: acme.from,
+      subject: 'Admin',
+      html: '<p>x</p>',
+    })
+    await client.post(`/v1/admin/projects/acme/broadcasts/${m.body.id}/send`, client.admin)
+    expect((await settled(m.body.id)).counts).toEqual({ queued: 2 })
+    const emails = await client.get(`/v1/emails?tag=broadcast_id:${m.body.id}`, acme.live)
+    expect(emails.body.data.map((e: any) => [e.source, e.apiKeyId])).toEqual([
+      ['broadcast', null],
+      ['broadcast', null],
+    ])
+  })
+})

@@ -1,0 +1,84 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Seeder } from '../support/seed.js'
+import { TestRelay } from '../support/smtp-relay.js'
+import { Stack } from '../support/stack.js'
+
+// A claim older than the ack wait is taken over (its dispatcher is presumed dead). A live
+// dispatcher whose sends queue behind a slow relay for longer than that must keep its claims, or
+// duplicate dispatch messages would send the same email twice.
+const te = useTestEnv()
+const stack = new Stack(te)
+let relay: TestRelay
+let seed: Seeder
+const PROJECT = 'proj_01KDISPATCHCLAIMSTEST00000'
+
+beforeAll(async () => {
+  relay = await TestRelay.start()
+  seed = await Seeder.open(te)
+  await seed.domain(PROJECT, 'mail.claims.test')
+  await stack.start('dispatcher', {
+    MAIL_TRANSPORT: 'smtp',
+    SMTP_URL: relay.url,
+    // One connection, a relay that takes 1 s per message: the sixth email waits about 5 s for
+    // its turn, longer than the 3 s ack wait.
+    SMTP_POOL_SIZE: '1',
+    DISPATCH_CONCURRENCY: '8',
+    DISPATCH_ACK_WAIT_SECONDS: '3',
+    SMTP_TIMEOUT_SECONDS: '1.5',
+  })
+})
+afterAll(async () => {
+  await stack.stopAll()
+  await seed.close()
+  await relay.stop()
+})
+
+describe('claims', () => {
+  it('a send waiting behind a slow relay keeps its claim: duplicate messages send nothing twice', async () => {
+    relay.answerDelayMs = 1_000
+    const ids: string[] = []
+    for (let i = 0; i < 6; i++) {
+      ids.push(
+        await seed.email(PROJECT, {
+          from: 'q@mail.claims.test',
+          to: [`q${i}@example.com`],
+          subject: `Slow ${i}`,
+          text: 'x',
+        }),
+      )
+    }
+    for (const id of ids) await seed.dispatch(id, PROJECT, 0)
+    // Duplicates (as a re-publish or a redelivery would make) while the first copies are in flight.
+    await waitFor(
+      async () =>
+        (await seed.sql(`SELECT 1 FROM emails WHERE id = ANY($1) AND status = 'sending'`, [ids])).length ===
+        6,
+      {
+        what: 'all claimed',
+      },
+    )
+    for (const id of ids) await seed.dispatch(id, PROJECT, 1)
+
+    await waitFor(
+      async () =>
+        (await seed.sql(`SELECT 1 FROM emails WHERE id = ANY($1) AND status = 'delivered'`, [ids])).length ===
+        6,
+      { timeoutMs: 30_000, what: 'all delivered' },
+    )
+    await waitFor(() => seed.dispatchDrained(), { timeoutMs: 15_000, what: 'every dispatch message handled' })
+    relay.answerDelayMs = 0
+
+    const counts = relay.deliveryCounts()
+    expect(ids.map((id, i) => counts.get(`${id} q${i}@example.com`))).toEqual([1, 1, 1, 1, 1, 1])
+    expect(
+      (await seed.sql(`SELECT DISTINCT attempts FROM emails WHERE id = ANY($1)`, [ids])).map(
+        (r) => r.attempts,
+      ),
+    ).toEqual([1])
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.metricsPort('dispatcher')}/metrics`)).text()
+    // The duplicates found their email busy, and later done.
+    expect(metrics).toMatch(/^mailer_dispatcher_dispatch_skipped_total\{reason="busy"\} [1-9]/m)
+    expect(metrics).toMatch(/^mailer_dispatcher_dispatch_skipped_total\{reason="not_claimable"\} 6$/m)
+  })
+})

@@ -1,0 +1,146 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { dkimVerify } from 'mailauth/lib/dkim/verify'
+import { simpleParser } from 'mailparser'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { projectWithDomain } from '../support/emails.js'
+import { api } from '../support/http.js'
+import { TestRelay } from '../support/smtp-relay.js'
+import { Stack } from '../support/stack.js'
+
+// From POST /v1/emails to the relay and back to GET /v1/emails/:id, through every real service
+// on the path (gateway, auth, email with its due sweeper, dispatcher).
+const te = useTestEnv()
+const stack = new Stack(te)
+let relay: TestRelay
+let client: ReturnType<typeof api>
+let live: string
+let from: string
+let dkimResolver: (name: string, type: string) => Promise<string[][]>
+
+beforeAll(async () => {
+  relay = await TestRelay.start()
+  await stack.startAll(['auth', 'email', 'gateway'])
+  await stack.start('dispatcher', {
+    MAIL_TRANSPORT: 'smtp',
+    SMTP_URL: relay.url,
+    SMTP_TIMEOUT_SECONDS: '5',
+    PLATFORM_LIMIT_RETRY_SECONDS: '1',
+  })
+  client = api(stack.gatewayUrl)
+  const p = await projectWithDomain(client, 'e2e-send', 'mail.e2e.test')
+  live = p.live
+  from = p.from
+  // The DKIM record the user publishes, as the API shows it.
+  const domains = await client.get('/v1/domains', live)
+  const dkim = domains.body.data[0].records.find((r: any) => r.name.includes('._domainkey.'))
+  dkimResolver = async (name, type) => {
+    if (type === 'TXT' && name === dkim.name) return [[dkim.value]]
+    throw Object.assign(new Error(`no ${type} ${name}`), { code: 'ENOTFOUND' })
+  }
+})
+afterAll(async () => {
+  await stack.stopAll()
+  await relay.stop()
+})
+
+const finalRecord = (id: string, statuses: string[]) =>
+  waitFor(
+    async () => {
+      const r = await client.get(`/v1/emails/${id}`, live)
+      return statuses.includes(r.body.status) ? r.body : null
+    },
+    { timeoutMs: 20_000, what: `email ${id} in ${statuses}` },
+  )
+
+describe('send → deliver, end to end', () => {
+  it('an accepted email reaches the relay signed and complete, and its record shows the delivery', async () => {
+    const sent = await client.post('/v1/emails', live, {
+      from,
+      to: ['Ann@Example.com'],
+      bcc: 'audit@example.com',
+      subject: 'Welcome aboard',
+      html: '<p>Welcome!</p>',
+      text: 'Welcome!',
+      headers: { 'X-Entity-Ref': 'abc-1' },
+      attachments: [{ filename: 'terms.txt', content: Buffer.from('the terms').toString('base64') }],
+      tags: { flow: 'signup' },
+    })
+    expect(sent.status).toBe(202)
+    const id = sent.body.id as string
+
+    const record = await finalRecord(id, ['delivered'])
+    expect(record.attempts).toBe(1)
+    expect(record.sentAt).toEqual(expect.any(String))
+    expect(record.deliveredAt).toEqual(expect.any(String))
+    expect(record.recipients).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          address: 'ann@example.com',
+          kind: 'to',
+          status: 'delivered',
+          smtpStatus: 250,
+        }),
+        expect.objectContaining({
+          address: 'audit@example.com',
+          kind: 'bcc',
+          status: 'delivered',
+          smtpStatus: 250,
+        }),
+      ]),
+    )
+    expect(record.events.map((e: any) => e.type)).toEqual([
+      'email.queued',
+      'email.sent',
+      'email.delivered',
+      'email.delivered',
+    ])
+    const delivered = record.events.find((e: any) => e.type === 'email.delivered')
+    expect(delivered.data).toMatchObject({
+      tags: { flow: 'signup' },
+      delivery: { status: 'delivered', provider: 'smtp' },
+    })
+
+    const got = relay.forEmail(id)
+    expect(got).toHaveLength(1)
+    expect(got[0]!.envelopeTo.sort()).toEqual(['ann@example.com', 'audit@example.com'])
+    const mail = await simpleParser(got[0]!.raw)
+    expect(mail.messageId).toBe(`<${id}@mail.e2e.test>`)
+    expect(mail.subject).toBe('Welcome aboard')
+    expect(mail.html).toContain('<p>Welcome!</p>')
+    expect(mail.headers.get('x-entity-ref')).toBe('abc-1')
+    expect(mail.headers.has('bcc')).toBe(false)
+    expect(mail.attachments[0]).toMatchObject({ filename: 'terms.txt', contentType: 'text/plain' })
+    expect(mail.attachments[0]!.content.toString()).toBe('the terms')
+    const verified = await dkimVerify(got[0]!.raw, { resolver: dkimResolver } as any)
+    expect(verified.results[0]).toMatchObject({ signingDomain: 'mail.e2e.test', status: { result: 'pass' } })
+  })
+
+  it('a platform-limit answer is retried by the email service’s sweeper and then delivered', async () => {
+    let refused = 0
+    relay.data = (to) =>
+      to.includes('quota@example.com') && refused++ === 0
+        ? { code: 451, message: '4.7.1 Daily quota exceeded' }
+        : 'accept'
+    try {
+      const sent = await client.post('/v1/emails', live, {
+        from,
+        to: 'quota@example.com',
+        subject: 'Later',
+        text: 'x',
+      })
+      expect(sent.status).toBe(202)
+      const record = await finalRecord(sent.body.id, ['delivered'])
+      expect(record.attempts).toBe(2)
+      expect(record.events.map((e: any) => e.type)).toEqual([
+        'email.queued',
+        'email.retrying',
+        'email.sent',
+        'email.delivered',
+      ])
+      expect(record.events[1].data).toMatchObject({ code: 'platform_limit', attempt: 1, delaySeconds: 1 })
+      expect(relay.forEmail(sent.body.id)).toHaveLength(1)
+    } finally {
+      relay.data = () => 'accept'
+    }
+  })
+})

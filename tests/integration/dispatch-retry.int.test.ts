@@ -1,0 +1,194 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Seeder } from '../support/seed.js'
+import { TestRelay } from '../support/smtp-relay.js'
+import { Stack } from '../support/stack.js'
+
+// Retries with a shortened schedule: platform-limit retries after 1.5 s instead of an hour,
+// transient backoff from 0.3 s, and 2 retries instead of 8 so exhausting them is quick. The
+// breaker is kept out of the way (it has its own test file).
+const PLATFORM_DELAY = 1.5
+const te = useTestEnv()
+const stack = new Stack(te)
+let relay: TestRelay
+let seed: Seeder
+let sweeper: { stop(): void }
+const PROJECT = 'proj_01KDISPATCHRETRYTEST000000'
+const FROM = 'hi@mail.retry.test'
+
+beforeAll(async () => {
+  relay = await TestRelay.start()
+  seed = await Seeder.open(te)
+  await seed.domain(PROJECT, 'mail.retry.test')
+  await stack.start('dispatcher', {
+    MAIL_TRANSPORT: 'smtp',
+    SMTP_URL: relay.url,
+    SMTP_TIMEOUT_SECONDS: '2',
+    PLATFORM_LIMIT_RETRY_SECONDS: String(PLATFORM_DELAY),
+    RETRY_BASE_SECONDS: '0.3',
+    MAX_RETRIES: '2',
+    BREAKER_MIN_CALLS: '10000',
+  })
+  // The email service's due sweeper re-publishes due retries; it is stood in for here.
+  sweeper = seed.startRetrySweeper()
+})
+afterAll(async () => {
+  sweeper.stop()
+  await stack.stopAll()
+  await seed.close()
+  await relay.stop()
+})
+
+const emailRow = async (id: string) => (await seed.sql('SELECT * FROM emails WHERE id = $1', [id]))[0]
+const timeline = async (id: string) =>
+  seed.sql<{ type: string; recipient: string | null; payload: any; created_at: Date }>(
+    'SELECT type, recipient, payload, created_at FROM email_events WHERE email_id = $1 ORDER BY created_at, id',
+    [id],
+  )
+const until = (id: string, check: (row: any) => boolean, what: string) =>
+  waitFor(
+    async () => {
+      const row = await emailRow(id)
+      return check(row) ? row : null
+    },
+    { timeoutMs: 15_000, what: `${id}: ${what}` },
+  )
+
+const QUOTA = { code: 451, message: '4.7.1 Daily sending quota exceeded' }
+
+describe('platform limit (relay quota answers)', () => {
+  it('puts the email back to queued with email.retrying, retries it later, then delivers it', async () => {
+    const id = await seed.email(PROJECT, { from: FROM, to: ['ann@example.com'], subject: 'Quota', text: 'x' })
+    let calls = 0
+    relay.data = (to) => (to.includes('ann@example.com') && ++calls === 1 ? QUOTA : 'accept')
+    await seed.dispatch(id, PROJECT)
+
+    const waiting = await until(
+      id,
+      (r) => r.status === 'queued' && r.next_attempt_at !== null,
+      'queued for a retry',
+    )
+    expect(waiting.attempts).toBe(1)
+    expect(waiting.last_error).toBe('451 4.7.1 Daily sending quota exceeded')
+    const [retrying] = await timeline(id)
+    expect(retrying!.type).toBe('email.retrying')
+    expect(retrying!.payload.data).toMatchObject({
+      recipient: null,
+      code: 'platform_limit',
+      message: '451 4.7.1 Daily sending quota exceeded',
+      attempt: 1,
+      delaySeconds: PLATFORM_DELAY,
+    })
+    // Scheduled exactly the platform-limit delay after the attempt.
+    expect(waiting.next_attempt_at.getTime() - retrying!.created_at.getTime()).toBe(PLATFORM_DELAY * 1000)
+    const recipient = (
+      await seed.sql('SELECT status, smtp_status FROM email_recipients WHERE email_id = $1', [id])
+    )[0]
+    expect(recipient).toEqual({ status: 'queued', smtp_status: 451 })
+
+    const done = await until(id, (r) => r.status === 'delivered', 'delivered')
+    expect(done.attempts).toBe(2)
+    expect((await timeline(id)).map((e) => e.type)).toEqual([
+      'email.retrying',
+      'email.sent',
+      'email.delivered',
+    ])
+    expect(relay.forEmail(id)).toHaveLength(1)
+  })
+
+  it('fails the email with email.failed once the retries are used up; every email.failed is published', async () => {
+    const id = await seed.email(PROJECT, { from: FROM, to: ['bob@example.com'], subject: 'Never', text: 'x' })
+    relay.data = (to) => (to.includes('bob@example.com') ? QUOTA : 'accept')
+    await seed.dispatch(id, PROJECT)
+
+    const row = await until(id, (r) => r.status === 'failed', 'failed')
+    expect(row).toMatchObject({
+      attempts: 3,
+      next_attempt_at: null,
+      last_error: '451 4.7.1 Daily sending quota exceeded',
+    })
+    expect(row.failed_at).toBeInstanceOf(Date)
+    const events = await timeline(id)
+    expect(events.map((e) => e.type)).toEqual(['email.retrying', 'email.retrying', 'email.failed'])
+    expect(events.map((e) => e.payload.data.attempt)).toEqual([1, 2, undefined])
+    expect(events[2]!.payload.data).toMatchObject({
+      code: 'retries_exhausted',
+      message: '451 4.7.1 Daily sending quota exceeded',
+    })
+    expect((await seed.sql('SELECT status FROM email_recipients WHERE email_id = $1', [id]))[0].status).toBe(
+      'failed',
+    )
+    expect(relay.forEmail(id)).toHaveLength(0)
+    await waitFor(
+      async () =>
+        (await seed.publishedEvents()).some(
+          (m) => m.event.type === 'email.failed' && m.event.data.emailId === id,
+        ),
+      {
+        what: 'email.failed on the EVENTS stream',
+      },
+    )
+  })
+})
+
+describe('transient failures', () => {
+  it('a dropped connection defers the email; it is delivered once the relay recovers', async () => {
+    relay.data = () => 'accept'
+    // The relay cuts the first connection of this send, then answers again.
+    relay.dropConnections(1)
+    const id = await seed.email(PROJECT, { from: FROM, to: ['cy@example.com'], subject: 'Later', text: 'x' })
+    await seed.dispatch(id, PROJECT)
+
+    const done = await until(id, (r) => r.status === 'delivered', 'delivered')
+    expect(done.attempts).toBe(2)
+    const events = await timeline(id)
+    expect(events.map((e) => [e.type, e.recipient])).toEqual([
+      ['email.deferred', 'cy@example.com'],
+      ['email.sent', null],
+      ['email.delivered', 'cy@example.com'],
+    ])
+    expect(events[0]!.payload.data).toMatchObject({
+      delivery: {
+        status: 'deferred',
+        provider: 'smtp',
+        smtpStatusCode: null,
+        smtpResponse: expect.stringMatching(/closed/i),
+      },
+      terminal: false,
+    })
+    // It came back after its backoff (0.3 s × 80-100 %), not at once.
+    const waited = events[1]!.created_at.getTime() - events[0]!.created_at.getTime()
+    expect(waited).toBeGreaterThanOrEqual(240)
+    expect(relay.forEmail(id)).toHaveLength(1)
+  })
+
+  it('a 4xx for one recipient defers only that recipient; the retry reaches only it', async () => {
+    let busy = 1
+    relay.rcpt = (a) =>
+      a === 'dan@example.com' && busy-- > 0
+        ? { code: 450, message: '4.2.1 Mailbox busy, try later' }
+        : 'accept'
+    const id = await seed.email(PROJECT, {
+      from: FROM,
+      to: ['dan@example.com', 'eli@example.com'],
+      subject: 'Half',
+      text: 'x',
+    })
+    await seed.dispatch(id, PROJECT)
+
+    await until(id, (r) => r.status === 'delivered', 'delivered')
+    relay.rcpt = () => 'accept'
+    expect(relay.forEmail(id).map((d) => d.envelopeTo)).toEqual([['eli@example.com'], ['dan@example.com']])
+    const events = await timeline(id)
+    expect(events.map((e) => [e.type, e.recipient])).toEqual([
+      ['email.sent', null],
+      ['email.deferred', 'dan@example.com'],
+      ['email.delivered', 'eli@example.com'],
+      ['email.delivered', 'dan@example.com'],
+    ])
+    expect(events[1]!.payload.data.delivery).toMatchObject({
+      smtpStatusCode: 450,
+      smtpResponse: '450 4.2.1 Mailbox busy, try later',
+    })
+  })
+})

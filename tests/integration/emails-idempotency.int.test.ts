@@ -1,0 +1,146 @@
+import { useTestEnv } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from '../support/db.js'
+import { email, inSeconds, projectWithDomain } from '../support/emails.js'
+import { api } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+
+const te = useTestEnv()
+const stack = new Stack(te)
+// A second email replica on the same database and NATS prefix, to show concurrent duplicates
+// arriving at different replicas still make one email.
+const replica = new Stack(te)
+let client: ReturnType<typeof api>
+let acme: Awaited<ReturnType<typeof projectWithDomain>>
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'email', 'gateway'])
+  await replica.start('email')
+  client = api(stack.gatewayUrl)
+  acme = await projectWithDomain(client, 'acme')
+})
+afterAll(async () => {
+  await replica.stopAll()
+  await stack.stopAll()
+})
+
+const send = (body: unknown, key: string | null = acme.live, idem?: string) =>
+  client.post('/v1/emails', key, body, idem === undefined ? undefined : { 'idempotency-key': idem })
+const emailsWithKey = async (key: string) =>
+  sql(te, 'SELECT id FROM emails WHERE idempotency_key = $1', [key])
+
+describe('idempotency (contract.md part 3)', () => {
+  it('the same key and body answer the first result with idempotent: true and the same status', async () => {
+    const body = email(acme.from, { to: 'Bob@x.test' })
+    const first = await send(body, acme.live, 'k-same')
+    expect(first.status).toBe(202)
+    expect(first.body.idempotent).toBeUndefined()
+    const again = await send(body, acme.live, 'k-same')
+    expect(again.status).toBe(202)
+    expect(again.body).toEqual({ id: first.body.id, status: 'queued', idempotent: true })
+    expect(await emailsWithKey('k-same')).toHaveLength(1)
+  })
+
+  it('the canonical body ignores key order and the idempotencyKey field itself', async () => {
+    const first = await send(
+      { to: 'c@x.test', from: acme.from, subject: 'S', tags: { b: '2', a: '1' }, html: 'h' },
+      acme.live,
+      'k-order',
+    )
+    const again = await send(
+      {
+        html: 'h',
+        tags: { a: '1', b: '2' },
+        subject: 'S',
+        from: acme.from,
+        to: 'c@x.test',
+        idempotencyKey: 'ignored',
+      },
+      acme.live,
+      'k-order',
+    )
+    expect(again.body).toEqual({ id: first.body.id, status: 'queued', idempotent: true })
+  })
+
+  it('a different body under the same key is 409 idempotency_payload_mismatch', async () => {
+    await send(email(acme.from), acme.live, 'k-mismatch')
+    const r = await send(email(acme.from, { subject: 'Changed' }), acme.live, 'k-mismatch')
+    expect(r.status).toBe(409)
+    expect(r.body.error).toEqual({
+      type: 'conflict',
+      code: 'idempotency_payload_mismatch',
+      message: expect.any(String),
+      param: 'idempotencyKey',
+    })
+  })
+
+  it('the header wins over the body field', async () => {
+    const first = await send(email(acme.from, { idempotencyKey: 'from-body' }), acme.live, 'from-header')
+    expect(
+      (await sql(te, 'SELECT idempotency_key FROM emails WHERE id = $1', [first.body.id]))[0].idempotency_key,
+    ).toBe('from-header')
+    const viaBody = await send(email(acme.from, { idempotencyKey: 'from-header' }))
+    expect(viaBody.body).toEqual({ id: first.body.id, status: 'queued', idempotent: true })
+    const bad = await send(email(acme.from), acme.live, 'x'.repeat(257))
+    expect(bad.status).toBe(400)
+    expect(bad.body.error).toMatchObject({ code: 'invalid_body', param: 'idempotencyKey' })
+  })
+
+  it('keys are per project: another project may use the same key', async () => {
+    const beta = await projectWithDomain(client, 'beta')
+    const a = await send(email(acme.from), acme.live, 'k-shared')
+    const b = await send(email(beta.from), beta.live, 'k-shared')
+    expect(b.status).toBe(202)
+    expect(b.body.id).not.toBe(a.body.id)
+    expect(b.body.idempotent).toBeUndefined()
+  })
+
+  it('a test send repeats with 200 test; a scheduled send repeats with 202 scheduled', async () => {
+    const t = await send(email(acme.from), acme.test, 'k-test')
+    const t2 = await send(email(acme.from), acme.test, 'k-test')
+    expect(t2.status).toBe(200)
+    expect(t2.body).toEqual({ id: t.body.id, status: 'test', idempotent: true })
+    const body = email(acme.from, { scheduledAt: inSeconds(7200) })
+    const s = await send(body, acme.live, 'k-sched')
+    const s2 = await send(body, acme.live, 'k-sched')
+    expect(s2.status).toBe(202)
+    expect(s2.body).toEqual({ id: s.body.id, status: 'scheduled', idempotent: true })
+  })
+
+  it('the first answer is repeated even after the email moved on (canceled)', async () => {
+    const body = email(acme.from, { to: 'later@x.test' })
+    const first = await send(body, acme.live, 'k-moved')
+    await client.del(`/v1/emails/${first.body.id}`, acme.live)
+    const again = await send(body, acme.live, 'k-moved')
+    expect(again.status).toBe(202)
+    expect(again.body).toEqual({ id: first.body.id, status: 'queued', idempotent: true })
+  })
+
+  it('concurrent duplicates across replicas produce exactly one email', async () => {
+    const body = email(acme.from, { to: 'race@x.test' })
+    const results = await Promise.all(Array.from({ length: 12 }, () => send(body, acme.live, 'k-race')))
+    expect(results.map((r) => r.status)).toEqual(Array(12).fill(202))
+    const ids = new Set(results.map((r) => r.body.id))
+    expect(ids.size).toBe(1)
+    expect(results.filter((r) => r.body.idempotent === undefined)).toHaveLength(1)
+    const rows = await emailsWithKey('k-race')
+    expect(rows).toHaveLength(1)
+    expect(rows[0].id).toBe([...ids][0])
+    const events = await sql(te, 'SELECT type FROM email_events WHERE email_id = $1', [rows[0].id])
+    expect(events.map((e) => e.type)).toEqual(['email.queued'])
+  })
+
+  it('concurrent duplicate batches make one email per item key', async () => {
+    const items = [email(acme.from, { to: 'b0@x.test' }), email(acme.from, { to: 'b1@x.test' })]
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        client.post('/v1/emails/batch', acme.live, items, { 'idempotency-key': 'race-batch' }),
+      ),
+    )
+    for (const r of results) expect(r.status).toBe(200)
+    expect(new Set(results.map((r) => r.body.data[0].id)).size).toBe(1)
+    expect(new Set(results.map((r) => r.body.data[1].id)).size).toBe(1)
+    expect(await emailsWithKey('race-batch:0')).toHaveLength(1)
+    expect(await emailsWithKey('race-batch:1')).toHaveLength(1)
+  })
+})

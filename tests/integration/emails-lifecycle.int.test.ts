@@ -1,0 +1,227 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from '../support/db.js'
+import { email, inSeconds, projectWithDomain } from '../support/emails.js'
+import { api } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+import { streamMessages } from '../support/streams.js'
+
+const te = useTestEnv()
+const stack = new Stack(te)
+let client: ReturnType<typeof api>
+let acme: Awaited<ReturnType<typeof projectWithDomain>>
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'email', 'gateway'])
+  client = api(stack.gatewayUrl)
+  acme = await projectWithDomain(client, 'acme')
+})
+afterAll(() => stack.stopAll())
+
+const send = (over: Record<string, unknown> = {}, key = acme.live) =>
+  client.post('/v1/emails', key, email(acme.from, over))
+const get = async (id: string) => (await client.get(`/v1/emails/${id}`, acme.live)).body
+const dispatched = async (id: string) =>
+  (await streamMessages(te, 'EMAILS')).filter((m) => m.data.emailId === id)
+
+describe('dispatch through the EMAILS stream', () => {
+  it('a queued email reaches the stream once, with msgId <id>:0; its email.queued reaches EVENTS', async () => {
+    const r = await send()
+    const msgs = await waitFor(async () => {
+      const m = await dispatched(r.body.id)
+      return m.length ? m : null
+    })
+    expect(msgs).toEqual([
+      {
+        subject: 'emails.dispatch',
+        msgId: `${r.body.id}:0`,
+        data: { emailId: r.body.id, projectId: acme.project.id, attempt: 0 },
+      },
+    ])
+    const events = await waitFor(async () =>
+      (await streamMessages(te, 'EVENTS')).find((m) => m.data.event.data.emailId === r.body.id),
+    )
+    expect(events).toMatchObject({
+      subject: 'events.email.queued',
+      data: { projectId: acme.project.id, event: { type: 'email.queued' } },
+    })
+    // Published rows leave the outbox (deleted in batches by the relay).
+    await waitFor(
+      async () => (await sql(te, 'SELECT 1 FROM outbox WHERE msg_id = $1', [`${r.body.id}:0`])).length === 0,
+    )
+  })
+
+  it('every queued email of a batch gets its own dispatch message', async () => {
+    const r = await client.post('/v1/emails/batch', acme.live, [
+      email(acme.from),
+      email(acme.from),
+      email('x@elsewhere.test'),
+    ])
+    const ids: string[] = r.body.data.filter((d: any) => d.id).map((d: any) => d.id)
+    expect(ids).toHaveLength(2)
+    await waitFor(async () => {
+      const all = await streamMessages(te, 'EMAILS')
+      return ids.every((id) => all.filter((m) => m.msgId === `${id}:0`).length === 1)
+    })
+  })
+
+  it('test emails and scheduled emails are not dispatched; test emails publish no event', async () => {
+    const t = await send({}, acme.test)
+    const s = await send({ scheduledAt: inSeconds(3600) })
+    const marker = await send()
+    await waitFor(async () => (await dispatched(marker.body.id)).length > 0)
+    expect(await dispatched(t.body.id)).toEqual([])
+    expect(await dispatched(s.body.id)).toEqual([])
+    const events = await streamMessages(te, 'EVENTS')
+    expect(events.filter((m) => m.data.event.data.emailId === t.body.id)).toEqual([])
+    expect(events.find((m) => m.data.event.data.emailId === s.body.id)?.subject).toBe(
+      'events.email.scheduled',
+    )
+  })
+
+  it('a retry due (next_attempt_at set by the dispatcher) gets the next dispatch message with attempt = attempts', async () => {
+    const r = await send()
+    await sql(
+      te,
+      "UPDATE emails SET status = 'deferred', attempts = 2, next_attempt_at = now() WHERE id = $1",
+      [r.body.id],
+    )
+    const msg = await waitFor(async () =>
+      (await dispatched(r.body.id)).find((m) => m.msgId === `${r.body.id}:2`),
+    )
+    expect(msg.data).toEqual({ emailId: r.body.id, projectId: acme.project.id, attempt: 2 })
+    expect(
+      (await sql(te, 'SELECT next_attempt_at FROM emails WHERE id = $1', [r.body.id]))[0].next_attempt_at,
+    ).toBeNull()
+  })
+})
+
+describe('DELETE /v1/emails/:id (cancel)', () => {
+  it('cancels a queued email and records email.canceled', async () => {
+    const r = await send()
+    const c = await client.del(`/v1/emails/${r.body.id}`, acme.live)
+    expect(c.status).toBe(200)
+    expect(c.body).toEqual({ id: r.body.id, status: 'canceled' })
+    const e = await get(r.body.id)
+    expect(e.status).toBe('canceled')
+    expect(e.events.map((x: any) => x.type)).toEqual(['email.queued', 'email.canceled'])
+  })
+
+  it('cancels a scheduled email, which then is never queued', async () => {
+    const r = await send({ scheduledAt: inSeconds(2) })
+    expect((await client.del(`/v1/emails/${r.body.id}`, acme.live)).body.status).toBe('canceled')
+    await new Promise((res) => setTimeout(res, 3000))
+    expect((await get(r.body.id)).status).toBe('canceled')
+    expect(await dispatched(r.body.id)).toEqual([])
+  })
+
+  it('anything else is 409 not_cancelable; unknown or foreign emails are 404 email_not_found', async () => {
+    const r = await send()
+    await client.del(`/v1/emails/${r.body.id}`, acme.live)
+    const twice = await client.del(`/v1/emails/${r.body.id}`, acme.live)
+    expect(twice.status).toBe(409)
+    expect(twice.body.error).toMatchObject({ type: 'conflict', code: 'not_cancelable' })
+    const t = await send({}, acme.test)
+    expect((await client.del(`/v1/emails/${t.body.id}`, acme.live)).body.error.code).toBe('not_cancelable')
+    const claimed = await send()
+    await sql(te, "UPDATE emails SET status = 'sending' WHERE id = $1", [claimed.body.id])
+    expect((await client.del(`/v1/emails/${claimed.body.id}`, acme.live)).status).toBe(409)
+
+    const beta = await projectWithDomain(client, 'beta')
+    const foreign = await client.del(`/v1/emails/${r.body.id}`, beta.live)
+    expect(foreign.status).toBe(404)
+    expect(foreign.body.error).toMatchObject({ type: 'not_found', code: 'email_not_found' })
+    expect((await client.get(`/v1/emails/${r.body.id}`, beta.live)).status).toBe(404)
+    expect((await client.del('/v1/emails/nope', acme.live)).body.error.code).toBe('email_not_found')
+  })
+})
+
+describe('PATCH /v1/emails/:id (reschedule)', () => {
+  it('moves a scheduled email to a new time and records another email.scheduled', async () => {
+    const r = await send({ scheduledAt: inSeconds(3600) })
+    const at = inSeconds(7200)
+    const p = await client.patch(`/v1/emails/${r.body.id}`, acme.live, { scheduledAt: at })
+    expect(p.status).toBe(200)
+    expect(p.body).toMatchObject({
+      id: r.body.id,
+      status: 'scheduled',
+      scheduledAt: new Date(at).toISOString(),
+    })
+    expect(p.body.events.map((e: any) => e.type)).toEqual(['email.scheduled', 'email.scheduled'])
+    expect(p.body.events[1].data).toMatchObject({
+      scheduledAt: new Date(at).toISOString(),
+      rescheduled: true,
+    })
+  })
+
+  it('rejects bad times with invalid_schedule and non-scheduled emails with 409', async () => {
+    const r = await send({ scheduledAt: inSeconds(3600) })
+    for (const scheduledAt of [inSeconds(-5), 'tomorrow', inSeconds(40 * 86400), null]) {
+      const bad = await client.patch(`/v1/emails/${r.body.id}`, acme.live, { scheduledAt })
+      expect(bad.status).toBe(400)
+      expect(bad.body.error).toMatchObject({ code: 'invalid_schedule', param: 'scheduledAt' })
+    }
+    const missing = await client.call('PATCH', `/v1/emails/${r.body.id}`, { key: acme.live })
+    expect(missing.body.error.code).toBe('missing_body')
+    const q = await send()
+    const notScheduled = await client.patch(`/v1/emails/${q.body.id}`, acme.live, {
+      scheduledAt: inSeconds(60),
+    })
+    expect(notScheduled.status).toBe(409)
+    expect(notScheduled.body.error.code).toBe('not_cancelable')
+  })
+})
+
+describe('the due sweeper', () => {
+  it('queues a scheduled email when it is due, within about a second, and dispatches it', async () => {
+    const at = inSeconds(2)
+    const r = await send({ scheduledAt: at })
+    expect((await get(r.body.id)).status).toBe('scheduled')
+    const e = await waitFor(async () => {
+      const x = await get(r.body.id)
+      return x.status === 'queued' ? x : null
+    })
+    const lag = new Date(e.queuedAt).getTime() - new Date(at).getTime()
+    expect(lag).toBeGreaterThanOrEqual(0)
+    expect(lag).toBeLessThan(2_000)
+    expect(e.events.map((x: any) => x.type)).toEqual(['email.scheduled', 'email.queued'])
+    await waitFor(async () => (await dispatched(r.body.id)).some((m) => m.msgId === `${r.body.id}:0`))
+  })
+
+  it('a scheduled email falling due while the service is down is queued once it is back', async () => {
+    const r = await send({ scheduledAt: inSeconds(1) })
+    await stack.stop('email')
+    await new Promise((res) => setTimeout(res, 1500))
+    expect((await sql(te, 'SELECT status FROM emails WHERE id = $1', [r.body.id]))[0].status).toBe(
+      'scheduled',
+    )
+    await stack.start('email')
+    await waitFor(async () => (await get(r.body.id)).status === 'queued')
+    await waitFor(async () => (await dispatched(r.body.id)).length === 1)
+  })
+})
+
+describe('the outbox', () => {
+  it('an email committed by a process that died before publishing is published by a fresh instance', async () => {
+    await stack.stop('email')
+    await stack.start('email', { TEST_SKIP_OUTBOX_PUBLISH: 'true' })
+    const r = await send({ to: 'crash@x.test' })
+    expect(r.status).toBe(202)
+    await stack.kill('email')
+    expect(await dispatched(r.body.id)).toEqual([])
+    expect((await sql(te, 'SELECT msg_id FROM outbox WHERE msg_id = $1', [`${r.body.id}:0`])).length).toBe(1)
+
+    await stack.start('email')
+    const msgs = await waitFor(
+      async () => {
+        const m = await dispatched(r.body.id)
+        return m.length ? m : null
+      },
+      { timeoutMs: 15_000 },
+    )
+    expect(msgs.map((m) => m.msgId)).toEqual([`${r.body.id}:0`])
+    await waitFor(
+      async () => (await sql(te, 'SELECT 1 FROM outbox WHERE msg_id = $1', [`${r.body.id}:0`])).length === 0,
+    )
+  })
+})

@@ -1,0 +1,180 @@
+import { encodeError } from '@mailer/bus'
+import { AdminRpcClient, MailerApiError, MailerRpcClient } from '@mailer/client'
+import { AdminRpcRequest, MAILER_RPC_METHODS, MailerError, MailerRpcRequest } from '@mailer/contracts'
+import { useTestEnv } from '@mailer/testing'
+import { connect, type NatsConnection, type Subscription } from 'nats'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+/*
+ * The client's half of the RPC wire format over a real NATS server, against a responder that
+ * speaks libs/contracts/src/rpc.ts with the bus's own error encoding: the exact request bodies,
+ * and the replies the services cannot be made to give on demand (a garbled error, silence).
+ * rpc.int.test.ts and admin-rpc.int.test.ts run the same clients against the real services.
+ */
+const te = useTestEnv()
+let nc: NatsConnection
+const subs: Subscription[] = []
+const received: { subject: string; body: unknown }[] = []
+const enc = new TextEncoder()
+
+beforeAll(async () => {
+  nc = await connect({ servers: te.natsUrl })
+  const sub = nc.subscribe(`${te.natsPrefix}.rpc.>`, {
+    callback: (_err, msg) => {
+      const body = JSON.parse(new TextDecoder().decode(msg.data))
+      const subject = msg.subject.slice(te.natsPrefix.length + 1)
+      received.push({ subject, body })
+      msg.respond(reply(subject, body))
+    },
+  })
+  subs.push(sub)
+  await nc.flush()
+})
+afterAll(async () => {
+  for (const s of subs) s.unsubscribe()
+  await nc.close()
+})
+
+function reply(subject: string, body: unknown): Uint8Array {
+  if (subject.startsWith('rpc.admin.')) {
+    const req = AdminRpcRequest.parse(body)
+    if (subject === 'rpc.admin.auth.projects.get' && req.params.slug === 'missing') {
+      return encodeError(new MailerError('project_not_found', 'No project missing'))
+    }
+    return enc.encode(JSON.stringify({ operation: subject, request: req }))
+  }
+  const { project, args } = MailerRpcRequest.parse(body)
+  if (project === 'off')
+    return encodeError(new MailerError('rpc_disabled', 'RPC is disabled for this project'))
+  if (project === 'garbled') return enc.encode('SERVICE_ERROR:{not json')
+  const method = subject.slice('rpc.mailer.'.length) as keyof typeof MAILER_RPC_METHODS
+  MAILER_RPC_METHODS[method].args.parse(args)
+  if (method === 'send')
+    return enc.encode(JSON.stringify({ id: 'email_1', status: 'queued', input: args[0] }))
+  if (method === 'get')
+    return enc.encode(args[0] === 'email_missing' ? 'null' : JSON.stringify({ id: args[0] }))
+  if (method === 'sendBatch') {
+    const err = new MailerError('invalid_sender', 'not yours', { param: 'from' })
+    return enc.encode(
+      JSON.stringify({ data: [{ id: 'email_2', status: 'queued' }, { error: err.toJSON() }] }),
+    )
+  }
+  if (method === 'cancel') return encodeError(new MailerError('not_cancelable', 'Already sent'))
+  return enc.encode(JSON.stringify({ data: [], nextCursor: null, query: args[0] ?? null }))
+}
+
+const rpc = (project = 'acme') => new MailerRpcClient(nc, project, { prefix: te.natsPrefix })
+
+describe('MailerRpcClient', () => {
+  it('sends { project, args } on rpc.mailer.<method> and returns the JSON result', async () => {
+    received.length = 0
+    const input = {
+      from: 'a@acme.test',
+      to: 'b@example.com',
+      subject: 'Hi',
+      text: 'x',
+      idempotencyKey: 'own',
+    }
+    const sent = await rpc().send(input, { idempotencyKey: 'wins' })
+    expect(sent).toMatchObject({ id: 'email_1', status: 'queued' })
+    expect(received[0]).toEqual({
+      subject: 'rpc.mailer.send',
+      body: { project: 'acme', args: [{ ...input, idempotencyKey: 'wins' }] },
+    })
+
+    await rpc().send({ ...input, idempotencyKey: undefined })
+    expect(
+      (received[1]!.body as { args: { idempotencyKey?: string }[] }).args[0]!.idempotencyKey,
+    ).toBeUndefined()
+
+    expect(await rpc().get('email_1')).toEqual({ id: 'email_1' })
+    expect(await rpc().get('email_missing')).toBeNull()
+    expect(await rpc().list({ status: 'queued', limit: 5 })).toMatchObject({
+      query: { status: 'queued', limit: 5 },
+    })
+    expect(await rpc().list()).toMatchObject({ query: null })
+    const batch = await rpc().sendBatch([input, input])
+    expect(batch.data[1]).toEqual({
+      error: {
+        type: 'permission_error',
+        code: 'invalid_sender',
+        message: 'not yours',
+        param: 'from',
+        status: 403,
+      },
+    })
+    expect(received.map((r) => r.subject)).toEqual([
+      'rpc.mailer.send',
+      'rpc.mailer.send',
+      'rpc.mailer.get',
+      'rpc.mailer.get',
+      'rpc.mailer.list',
+      'rpc.mailer.list',
+      'rpc.mailer.sendBatch',
+    ])
+  })
+
+  it('decodes SERVICE_ERROR replies into MailerApiError with type, code, message, param and status', async () => {
+    const off = await rpc('off')
+      .send({ to: 'b@example.com', text: 'x' })
+      .catch((e: unknown) => e)
+    expect(off).toBeInstanceOf(MailerApiError)
+    expect(off).toMatchObject({
+      type: 'permission_error',
+      code: 'rpc_disabled',
+      status: 403,
+      message: 'RPC is disabled for this project',
+    })
+    await expect(rpc().cancel('email_1')).rejects.toMatchObject({
+      type: 'conflict',
+      code: 'not_cancelable',
+      status: 409,
+    })
+  })
+
+  it('rethrows what it cannot decode unchanged: a garbled error, no responders, a timeout', async () => {
+    const garbled = await rpc('garbled')
+      .get('email_1')
+      .catch((e: unknown) => e)
+    expect(garbled).not.toBeInstanceOf(MailerApiError)
+    expect(String(garbled)).toContain('SERVICE_ERROR:{not json')
+
+    const nobody = new MailerRpcClient(nc, 'acme', { prefix: `${te.natsPrefix}x` })
+    const noResponders = await nobody.get('email_1').catch((e: unknown) => e)
+    expect(noResponders).not.toBeInstanceOf(MailerApiError)
+    expect((noResponders as { code?: string }).code).toBe('503')
+
+    const silent = nc.subscribe(`${te.natsPrefix}s.rpc.mailer.get`, { callback: () => undefined })
+    await nc.flush()
+    const timeout = await new MailerRpcClient(nc, 'acme', { prefix: `${te.natsPrefix}s`, timeoutMs: 200 })
+      .get('email_1')
+      .catch((e: unknown) => e)
+    silent.unsubscribe()
+    expect(timeout).not.toBeInstanceOf(MailerApiError)
+    expect((timeout as { code?: string }).code).toBe('TIMEOUT')
+  })
+})
+
+describe('AdminRpcClient', () => {
+  it('calls rpc.admin.<operation> with { project?, params, query, body, headers }', async () => {
+    const admin = new AdminRpcClient(nc, { prefix: te.natsPrefix })
+    const r = await admin.call<{ operation: string; request: unknown }>('email.emails.send', {
+      project: 'acme',
+      body: { to: 'b@example.com' },
+      headers: { 'idempotency-key': 'k1' },
+    })
+    expect(r.operation).toBe('rpc.admin.email.emails.send')
+    expect(r.request).toEqual({
+      project: 'acme',
+      params: {},
+      query: {},
+      body: { to: 'b@example.com' },
+      headers: { 'idempotency-key': 'k1' },
+    })
+    await expect(admin.call('auth.projects.get', { params: { slug: 'missing' } })).rejects.toMatchObject({
+      status: 404,
+      type: 'not_found',
+      code: 'project_not_found',
+    })
+  })
+})

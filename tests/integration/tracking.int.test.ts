@@ -1,0 +1,188 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { simpleParser } from 'mailparser'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { projectWithDomain } from '../support/emails.js'
+import { api } from '../support/http.js'
+import { TestRelay } from '../support/smtp-relay.js'
+import { Stack } from '../support/stack.js'
+import { metricValue, Receiver, verifyWebhook } from '../support/webhooks.js'
+
+// Links in emails point at PUBLIC_URL; the test follows them at the gateway's real address.
+const PUBLIC_URL = 'https://links.mailer.test'
+const te = useTestEnv()
+const stack = new Stack(te, { PUBLIC_URL, TRACKING_SECRET: 'tracking-secret-for-tests-0123456789' })
+let relay: TestRelay
+let receiver: Receiver
+let client: ReturnType<typeof api>
+let acme: Awaited<ReturnType<typeof projectWithDomain>>
+let secret: string
+
+beforeAll(async () => {
+  relay = await TestRelay.start()
+  receiver = await Receiver.start()
+  await stack.startAll(['auth', 'email', 'webhook', 'gateway'], { WEBHOOK_ALLOW_PRIVATE: 'true' })
+  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
+  client = api(stack.gatewayUrl)
+  acme = await projectWithDomain(client, 'acme')
+  const hook = await client.post('/v1/webhooks', acme.live, {
+    url: receiver.url(),
+    events: ['email.opened', 'email.clicked'],
+  })
+  secret = hook.body.secret
+})
+afterAll(async () => {
+  await stack.stopAll()
+  await relay.stop()
+  await receiver.close()
+})
+
+/** A public link from a delivered email, fetched at the gateway (redirects not followed). */
+const follow = (url: string, init: RequestInit = {}) => {
+  expect(url.startsWith(`${PUBLIC_URL}/`)).toBe(true)
+  return fetch(stack.gatewayUrl + url.slice(PUBLIC_URL.length), { redirect: 'manual', ...init })
+}
+
+async function sendAndReceive(body: Record<string, unknown>) {
+  const sent = await client.post('/v1/emails', acme.live, { from: acme.from, subject: 'Tracked', ...body })
+  expect(sent.status).toBe(202)
+  const d = await waitFor(() => relay.forEmail(sent.body.id)[0], { timeoutMs: 15_000, what: 'delivery' })
+  const mail = await simpleParser(d.raw)
+  return {
+    id: sent.body.id as string,
+    html: typeof mail.html === 'string' ? mail.html : '',
+    text: mail.text ?? '',
+  }
+}
+
+const SUBJECT_OPEN = 'email.track.open'
+/** Requests the email service has answered on a subject (its bus metrics). */
+async function handled(subject: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort('email')}/metrics`)).text()
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('mailer_email_nats_handled_seconds_count{') &&
+        l.includes(`subject="${subject}"`) &&
+        l.includes('outcome="ok"'),
+    )
+  return line ? Number(line.split(' ').pop()) : 0
+}
+
+const hooksFor = (emailId: string, type: string) =>
+  receiver.requests.filter((r) => r.body?.type === type && r.body?.data?.emailId === emailId)
+
+describe('open tracking', () => {
+  it('serves a no-store pixel and records the first open only, with a webhook', async () => {
+    const { id, html } = await sendAndReceive({ to: 'ann@example.com', html: '<p>Hi</p>', trackOpens: true })
+    const pixel = /<img src="([^"]+\/t\/o\/[^"]+)"/.exec(html)?.[1]
+    expect(pixel).toBeDefined()
+    expect(html).toContain('<p>Hi</p>')
+
+    const first = await follow(pixel!, { headers: { 'user-agent': 'MailApp/1.0' } })
+    expect(first.status).toBe(200)
+    expect(first.headers.get('content-type')).toBe('image/gif')
+    expect(first.headers.get('cache-control')).toContain('no-store')
+    const gif = Buffer.from(await first.arrayBuffer())
+    expect(gif.subarray(0, 6).toString('latin1')).toBe('GIF89a')
+
+    const hook = await waitFor(() => hooksFor(id, 'email.opened')[0], {
+      timeoutMs: 15_000,
+      what: 'opened webhook',
+    })
+    expect(verifyWebhook(hook.headers['service-signature'] as string, secret, hook.raw)).toBe(true)
+    expect(hook.body.data).toMatchObject({
+      emailId: id,
+      recipient: 'ann@example.com',
+      userAgent: 'MailApp/1.0',
+    })
+
+    await follow(pixel!, { headers: { 'user-agent': 'Other/2.0' } })
+    await follow(pixel!, { method: 'HEAD' })
+    const record = (await client.get(`/v1/emails/${id}`, acme.live)).body
+    expect(record.openedAt).toEqual(expect.any(String))
+    expect(
+      await metricValue(
+        stack.metricsPort('gateway'),
+        'mailer_gateway_tracking_hits_total',
+        'kind="open",outcome="ok"',
+      ),
+    ).toBe(3)
+    // The email service has handled both GETs (a HEAD is not an open) before we look.
+    await waitFor(async () => (await handled(SUBJECT_OPEN)) === 2, { what: 'two opens handled' })
+    const again = (await client.get(`/v1/emails/${id}`, acme.live)).body
+    expect(again.events.filter((e: any) => e.type === 'email.opened')).toHaveLength(1)
+    expect(again.openedAt).toBe(record.openedAt)
+  })
+})
+
+describe('click tracking', () => {
+  it('redirects to the original URL, records every click and fires webhooks', async () => {
+    const target = 'https://shop.example/item?a=1&b=2'
+    const { id, html, text } = await sendAndReceive({
+      to: ['ann@example.com', 'bob@example.com'],
+      html: `<p><a href="${target.replace('&', '&amp;')}">Buy</a> <a href="mailto:help@acme.test">Help</a></p>`,
+      text: `Buy: ${target}`,
+      trackClicks: true,
+    })
+    expect(html).not.toContain('shop.example')
+    expect(html).toContain('href="mailto:help@acme.test"')
+    expect(html).not.toContain('/t/o/')
+    expect(text).toContain(target)
+    const link = /<a href="([^"]+\/t\/c\/[^"]+)"/.exec(html)?.[1]
+    expect(link).toBeDefined()
+
+    const first = await follow(link!, { headers: { 'user-agent': 'Browser/1' } })
+    expect(first.status).toBe(302)
+    expect(first.headers.get('location')).toBe(target)
+    expect(first.headers.get('cache-control')).toBe('no-store')
+    const second = await follow(link!, { headers: { 'user-agent': 'Browser/2' } })
+    expect(second.headers.get('location')).toBe(target)
+
+    const hooks = await waitFor(
+      () => (hooksFor(id, 'email.clicked').length >= 2 ? hooksFor(id, 'email.clicked') : null),
+      {
+        timeoutMs: 15_000,
+        what: 'two clicked webhooks',
+      },
+    )
+    expect(hooks.map((h) => h.body.data.userAgent).sort()).toEqual(['Browser/1', 'Browser/2'])
+    // Two recipients got the same message: the click cannot say which one.
+    expect(hooks[0]!.body.data).toMatchObject({ emailId: id, url: target, recipient: null })
+    const record = (await client.get(`/v1/emails/${id}`, acme.live)).body
+    expect(record.firstClickedAt).toEqual(expect.any(String))
+    expect(record.events.filter((e: any) => e.type === 'email.clicked')).toHaveLength(2)
+    const events = await client.get(`/v1/events?type=email.clicked&emailId=${id}`, acme.live)
+    expect(events.body.data).toHaveLength(2)
+  })
+
+  it('cannot be pointed anywhere else: a changed token is a 404 page', async () => {
+    const { html } = await sendAndReceive({
+      to: 'ann@example.com',
+      html: '<a href="https://good.example/">x</a>',
+      trackClicks: true,
+    })
+    const link = /<a href="([^"]+\/t\/c\/[^"]+)"/.exec(html)![1]!
+    const token = link.slice(link.lastIndexOf('/') + 1)
+    const [payload, sig] = token.split('.')
+    const decoded = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8'))
+    decoded[2] = 'https://evil.example/'
+    const forged = `${Buffer.from(JSON.stringify(decoded)).toString('base64url')}.${sig}`
+    for (const path of [`/t/c/${forged}`, '/t/c/nonsense', `/t/o/${token}`, `/u/${token}`, '/t/c/a.b.c']) {
+      const r = await fetch(stack.gatewayUrl + path, { redirect: 'manual' })
+      expect(r.status, path).toBe(404)
+      expect(r.headers.get('content-type')).toContain('text/html')
+      expect(await r.text()).toContain('Link not found')
+    }
+    expect((await fetch(`${stack.gatewayUrl}/t/c/${token}`, { method: 'PUT' })).status).toBe(405)
+  })
+})
+
+describe('without tracking', () => {
+  it('delivers the html untouched', async () => {
+    const html = '<p><a href="https://plain.example/">plain</a></p>'
+    const got = await sendAndReceive({ to: 'ann@example.com', html })
+    expect(got.html).toContain('href="https://plain.example/"')
+    expect(got.html).not.toContain(PUBLIC_URL)
+  })
+})

@@ -1,0 +1,353 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, createProject } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+import {
+  EventPublisher,
+  makeEvent,
+  metricValue,
+  type Received,
+  Receiver,
+  type Reply,
+  sleep,
+  sql,
+  verifyWebhook,
+} from '../support/webhooks.js'
+
+// A short retry schedule (waits of 1 s, 1 s, 2 s: four attempts) and a 1.5 s time-out.
+const te = useTestEnv({
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,2',
+  WEBHOOK_TIMEOUT_MS: '1500',
+  WEBHOOK_POLL_MS: '500',
+})
+const stack = new Stack(te)
+let client: ReturnType<typeof api>
+let events: EventPublisher
+const receivers: Receiver[] = []
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'webhook', 'gateway'])
+  client = api(stack.gatewayUrl)
+  events = await EventPublisher.connect(te)
+})
+afterAll(async () => {
+  await stack.stopAll()
+  await events.close()
+  await Promise.all(receivers.map((r) => r.close()))
+})
+
+let n = 0
+/** A project with a webhook pointing at a fresh receiver. */
+async function setup(reply?: (r: Received, n: number) => Reply, body: Record<string, unknown> = {}) {
+  const receiver = await Receiver.start(reply)
+  receivers.push(receiver)
+  const p = await createProject(client, `dl-${++n}`)
+  const wh = await client.post('/v1/webhooks', p.live, { url: receiver.url(), ...body })
+  expect(wh.status).toBe(201)
+  return { receiver, p, wh: wh.body as { id: string; secret: string }, projectId: p.project.id as string }
+}
+
+const deliveries = async (key: string, webhookId: string) =>
+  (await client.get(`/v1/webhooks/${webhookId}/deliveries`, key)).body.data as any[]
+
+describe('delivery', () => {
+  it('POSTs the event as stored, with every header, signed so an independent verifier accepts it', async () => {
+    const { receiver, p, wh, projectId } = await setup(undefined, { events: ['email.delivered'] })
+    const event = makeEvent('email.delivered')
+    await events.publish(projectId, event)
+    const [got] = await waitFor(() => (receiver.requests.length === 1 ? receiver.requests : null), {
+      what: 'the delivery',
+    })
+    const req = got!
+
+    expect(req.body).toEqual(event)
+    expect(Object.keys(req.body)).toEqual(['id', 'type', 'createdAt', 'data'])
+    expect(req.raw).toBe(JSON.stringify(event))
+    expect(req.headers['content-type']).toBe('application/json')
+    expect(req.headers['user-agent']).toBe('Service-Webhooks/1.0')
+    expect(req.headers['service-event-id']).toBe(event.id)
+    expect(req.headers['service-delivery-id']).toMatch(/^whd_[0-9A-Z]{26}$/)
+    const sig = String(req.headers['service-signature'])
+    expect(sig).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/)
+    expect(Math.abs(Number(/t=(\d+)/.exec(sig)![1]) - Date.now() / 1000)).toBeLessThan(5)
+
+    expect(verifyWebhook(sig, wh.secret, req.raw)).toBe(true)
+    expect(verifyWebhook(sig, wh.secret, req.raw.replace('Hello', 'Hellp'))).toBe(false)
+    expect(verifyWebhook(sig, wh.secret, req.raw, Date.now() + 301_000)).toBe(false)
+    expect(verifyWebhook(`${sig},v1=${'0'.repeat(64)}`, wh.secret, req.raw)).toBe(true)
+    expect(
+      verifyWebhook(
+        `t=${/t=(\d+)/.exec(sig)![1]},v1=${'0'.repeat(64)},${sig.split(',')[1]}`,
+        wh.secret,
+        req.raw,
+      ),
+    ).toBe(true)
+    expect(verifyWebhook(sig, 'whsec_wrong', req.raw)).toBe(false)
+
+    const d = await waitFor(async () => {
+      const list = await deliveries(p.live, wh.id)
+      return list[0]?.status === 'success' ? list : null
+    })
+    expect(d).toHaveLength(1)
+    expect(d[0]).toEqual({
+      id: req.headers['service-delivery-id'],
+      webhookId: wh.id,
+      eventId: event.id,
+      eventType: 'email.delivered',
+      attempt: 1,
+      status: 'success',
+      responseCode: 200,
+      responseBody: 'ok',
+      nextAttemptAt: null,
+      createdAt: expect.any(String),
+      completedAt: expect.any(String),
+    })
+  })
+
+  it('delivers only matching types and never twice for the same event', async () => {
+    const { receiver, projectId } = await setup(undefined, { events: ['email.bounced', 'email.failed'] })
+    const bounced = makeEvent('email.bounced')
+    await events.publish(projectId, makeEvent('email.delivered'))
+    await events.publish(projectId, bounced)
+    // The same event again (a redelivery from the stream's point of view).
+    await events.publish(projectId, bounced, `${bounced.id}-again`)
+    await events.publish(projectId, makeEvent('email.failed'))
+    await waitFor(() => receiver.requests.length >= 2)
+    await sleep(700)
+    expect(receiver.requests.map((r) => r.body.type).sort()).toEqual(['email.bounced', 'email.failed'])
+    const rows = await sql(te, 'SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1', [
+      bounced.id,
+    ])
+    expect(rows[0].n).toBe(1)
+  })
+
+  it('retries on the configured schedule, keeps the delivery id, re-signs every attempt, then succeeds', async () => {
+    const { receiver, p, wh, projectId } = await setup((_r, i) =>
+      i <= 3 ? { status: 500, body: `fail ${i}` } : { status: 204 },
+    )
+    const event = makeEvent()
+    await events.publish(projectId, event)
+    await waitFor(() => receiver.requests.length === 4, { timeoutMs: 10_000, what: 'four attempts' })
+    const at = receiver.requests.map((r) => r.at)
+    const gaps = at.slice(1).map((t, i) => t - at[i]!)
+    expect(gaps[0]).toBeGreaterThanOrEqual(900)
+    expect(gaps[0]).toBeLessThan(1800)
+    expect(gaps[1]).toBeGreaterThanOrEqual(900)
+    expect(gaps[1]).toBeLessThan(1800)
+    expect(gaps[2]).toBeGreaterThanOrEqual(1900)
+    expect(gaps[2]).toBeLessThan(2800)
+    expect(new Set(receiver.requests.map((r) => r.headers['service-delivery-id'])).size).toBe(1)
+    for (const r of receiver.requests) {
+      expect(r.raw).toBe(JSON.stringify(event))
+      expect(verifyWebhook(String(r.headers['service-signature']), wh.secret, r.raw)).toBe(true)
+    }
+    const d = await waitFor(async () =>
+      (await deliveries(p.live, wh.id))[0]?.status === 'success' ? await deliveries(p.live, wh.id) : null,
+    )
+    expect(d[0]).toMatchObject({
+      attempt: 4,
+      status: 'success',
+      responseCode: 204,
+      responseBody: '',
+      nextAttemptAt: null,
+    })
+  })
+
+  it('counts attempts and ends failed after the schedule, keeping the first 1,024 characters of the answer', async () => {
+    const { receiver, p, wh, projectId } = await setup(() => ({ status: 503, body: 'x'.repeat(2000) }))
+    await events.publish(projectId, makeEvent())
+    await waitFor(async () => (await deliveries(p.live, wh.id))[0]?.attempt === 2, {
+      what: 'the second attempt',
+    })
+    const midway = (await deliveries(p.live, wh.id))[0]
+    expect(midway).toMatchObject({ status: 'pending', responseCode: 503 })
+    expect(Date.parse(midway.nextAttemptAt)).toBeGreaterThan(Date.now() - 1500)
+    const d = await waitFor(
+      async () =>
+        (await deliveries(p.live, wh.id))[0]?.status === 'failed'
+          ? (await deliveries(p.live, wh.id))[0]
+          : null,
+      {
+        timeoutMs: 10_000,
+      },
+    )
+    expect(d).toMatchObject({ attempt: 4, status: 'failed', responseCode: 503, nextAttemptAt: null })
+    expect(d.responseBody).toBe('x'.repeat(1024))
+    expect(d.completedAt).not.toBeNull()
+    await sleep(2500)
+    expect(receiver.requests).toHaveLength(4)
+  })
+
+  it('records a time-out as "timeout after <n>s" and never follows a redirect', async () => {
+    const target = await Receiver.start()
+    receivers.push(target)
+    const slow = await setup(() => 'hang')
+    await events.publish(slow.projectId, makeEvent())
+    const t = await waitFor(
+      async () => (await deliveries(slow.p.live, slow.wh.id))[0]?.responseBody ?? null,
+      { what: 'the time-out' },
+    )
+    expect(t).toBe('timeout after 1.5s')
+    expect((await deliveries(slow.p.live, slow.wh.id))[0]).toMatchObject({
+      status: 'pending',
+      attempt: 1,
+      responseCode: null,
+    })
+
+    const redirect = await setup(() => ({ status: 302, body: 'moved', headers: { location: target.url() } }))
+    await events.publish(redirect.projectId, makeEvent())
+    const d = await waitFor(
+      async () => (await deliveries(redirect.p.live, redirect.wh.id))[0]?.responseCode ?? null,
+    )
+    expect(d).toBe(302)
+    expect((await deliveries(redirect.p.live, redirect.wh.id))[0]).toMatchObject({
+      status: 'pending',
+      responseBody: 'moved',
+    })
+    expect(target.requests).toHaveLength(0)
+    await client.patch(`/v1/webhooks/${slow.wh.id}`, slow.p.live, { enabled: false })
+    await client.patch(`/v1/webhooks/${redirect.wh.id}`, redirect.p.live, { enabled: false })
+  })
+
+  it('signs retries of older events with the new secret after a rotation; the old secret stops at once', async () => {
+    const { receiver, p, wh, projectId } = await setup((_r, i) =>
+      i === 1 ? { status: 500 } : { status: 200 },
+    )
+    await events.publish(projectId, makeEvent())
+    await waitFor(() => receiver.requests.length === 1)
+    const rotated = await client.post(`/v1/webhooks/${wh.id}/rotate-secret`, p.live)
+    expect(rotated.status).toBe(200)
+    expect(rotated.body.secret).toMatch(/^whsec_[A-Za-z0-9]{32}$/)
+    expect(rotated.body.secret).not.toBe(wh.secret)
+    expect(rotated.body).toMatchObject({ id: wh.id, enabled: true })
+    await waitFor(() => receiver.requests.length === 2, { what: 'the retry' })
+    const [first, retry] = receiver.requests
+    expect(verifyWebhook(String(first!.headers['service-signature']), wh.secret, first!.raw)).toBe(true)
+    expect(retry!.headers['service-delivery-id']).toBe(first!.headers['service-delivery-id'])
+    expect(verifyWebhook(String(retry!.headers['service-signature']), rotated.body.secret, retry!.raw)).toBe(
+      true,
+    )
+    expect(verifyWebhook(String(retry!.headers['service-signature']), wh.secret, retry!.raw)).toBe(false)
+
+    await events.publish(projectId, makeEvent())
+    await waitFor(() => receiver.requests.length === 3)
+    const later = receiver.requests[2]!
+    expect(verifyWebhook(String(later.headers['service-signature']), rotated.body.secret, later.raw)).toBe(
+      true,
+    )
+    expect(verifyWebhook(String(later.headers['service-signature']), wh.secret, later.raw)).toBe(false)
+    const list = await client.get('/v1/webhooks', p.live)
+    expect(JSON.stringify(list.body)).not.toContain('whsec_')
+  })
+
+  it('disabling fails pending retries with "webhook disabled" and stops new deliveries; retry and test need it enabled', async () => {
+    let healthy = false
+    const { receiver, p, wh, projectId } = await setup(() =>
+      healthy ? { status: 200 } : { status: 500, body: 'broken' },
+    )
+    await events.publish(projectId, makeEvent())
+    await waitFor(() => receiver.requests.length === 1)
+    const off = await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: false })
+    expect(off.status).toBe(200)
+    expect(off.body.enabled).toBe(false)
+    const [d] = await deliveries(p.live, wh.id)
+    expect(d).toMatchObject({
+      status: 'failed',
+      responseBody: 'webhook disabled',
+      nextAttemptAt: null,
+      attempt: 1,
+    })
+    expect(d.completedAt).not.toBeNull()
+
+    await events.publish(projectId, makeEvent())
+    await sleep(1500)
+    expect(receiver.requests).toHaveLength(1)
+    expect(await deliveries(p.live, wh.id)).toHaveLength(1)
+
+    const test = await client.post(`/v1/webhooks/${wh.id}/test`, p.live)
+    expect(test.status).toBe(409)
+    expect(test.body.error).toMatchObject({ type: 'conflict', code: 'webhook_disabled' })
+    const retry = await client.post(`/v1/webhooks/${wh.id}/deliveries/${d.id}/retry`, p.live)
+    expect(retry.status).toBe(409)
+    expect(retry.body.error.code).toBe('webhook_disabled')
+
+    // Manual retry redelivers now, with the same delivery id.
+    healthy = true
+    await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: true })
+    const again = await client.post(`/v1/webhooks/${wh.id}/deliveries/${d.id}/retry`, p.live)
+    expect(again.status).toBe(202)
+    expect(again.body).toMatchObject({ id: d.id, status: 'pending' })
+    await waitFor(() => receiver.requests.length === 2, { timeoutMs: 2000, what: 'the manual retry' })
+    expect(receiver.requests[1]!.headers['service-delivery-id']).toBe(d.id)
+    const done = await waitFor(async () =>
+      (await deliveries(p.live, wh.id))[0]?.status === 'success'
+        ? (await deliveries(p.live, wh.id))[0]
+        : null,
+    )
+    expect(done).toMatchObject({ id: d.id, attempt: 2, responseCode: 200, completedAt: expect.any(String) })
+
+    const missing = await client.post(
+      `/v1/webhooks/${wh.id}/deliveries/whd_01ARZ3NDEKTSV4RRFFQ69G5FAV/retry`,
+      p.live,
+    )
+    expect(missing.status).toBe(404)
+    expect(missing.body.error.code).toBe('delivery_not_found')
+  })
+
+  it('the test route delivers a signed synthetic email.delivered to the webhook whatever its filter', async () => {
+    const { receiver, p, wh } = await setup(undefined, { events: ['email.bounced'] })
+    const r = await client.post(`/v1/webhooks/${wh.id}/test`, p.live)
+    expect(r.status).toBe(202)
+    expect(r.body).toEqual({ deliveryId: expect.stringMatching(/^whd_[0-9A-Z]{26}$/) })
+    await waitFor(() => receiver.requests.length === 1)
+    const got = receiver.requests[0]!
+    expect(got.body).toMatchObject({
+      type: 'email.delivered',
+      data: { test: true, delivery: { status: 'delivered' } },
+    })
+    expect(got.body.id).toMatch(/^evt_[0-9A-Z]{26}$/)
+    expect(got.body.data).toHaveProperty('emailId')
+    expect(got.headers['service-delivery-id']).toBe(r.body.deliveryId)
+    expect(got.headers['service-event-id']).toBe(got.body.id)
+    expect(verifyWebhook(String(got.headers['service-signature']), wh.secret, got.raw)).toBe(true)
+  })
+
+  it('keeps projects apart: an event reaches only the webhooks of its own project', async () => {
+    const a = await setup()
+    const b = await setup()
+    await events.publish(b.projectId, makeEvent())
+    await waitFor(() => b.receiver.requests.length === 1)
+    await sleep(500)
+    expect(a.receiver.requests).toHaveLength(0)
+  })
+
+  it('a hanging endpoint never delays a healthy one, and holds at most 4 attempts in flight', async () => {
+    const hanging = await Receiver.start(() => 'hang')
+    const healthy = await Receiver.start()
+    receivers.push(hanging, healthy)
+    const p = await createProject(client, 'hol')
+    const slow = await client.post('/v1/webhooks', p.live, { url: hanging.url() })
+    await client.post('/v1/webhooks', p.live, { url: healthy.url() })
+    const sent = Date.now()
+    for (let i = 0; i < 12; i++) await events.publish(p.project.id, makeEvent())
+    await waitFor(() => healthy.requests.length === 12, { timeoutMs: 3000, what: 'all healthy deliveries' })
+    expect(Math.max(...healthy.requests.map((r) => r.at)) - sent).toBeLessThan(1400)
+    // Four attempts held open by the hanging endpoint, never more.
+    expect(hanging.maxOpen).toBe(4)
+    await client.patch(`/v1/webhooks/${slow.body.id}`, p.live, { enabled: false })
+  })
+
+  it('exports attempt counters, the attempt histogram and the pending gauge', async () => {
+    const port = stack.metricsPort('webhook')
+    expect(await metricValue(port, 'mailer_webhook_attempts_total', 'outcome="success"')).toBeGreaterThan(0)
+    expect(await metricValue(port, 'mailer_webhook_attempts_total', 'outcome="failure"')).toBeGreaterThan(0)
+    expect(await metricValue(port, 'mailer_webhook_attempts_total', 'outcome="timeout"')).toBeGreaterThan(0)
+    expect(
+      await metricValue(port, 'mailer_webhook_attempt_seconds_count', 'outcome="success"'),
+    ).toBeGreaterThan(0)
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+    expect(text).toMatch(/^mailer_webhook_pending_deliveries \d+$/m)
+    expect(text).toContain('mailer_webhook_consumer_pending')
+  })
+})

@@ -1,0 +1,125 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { start } from '@mailer/webhook/app'
+import { loadEnv } from '@mailer/webhook/env'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, createProject } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+import { EventPublisher, fakeId, makeEvent, metricValue, Receiver, sleep, sql } from '../support/webhooks.js'
+
+// Waits of 2 s between four attempts; the default 1 s poll.
+const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE_SECONDS: '2,2,2' })
+const stack = new Stack(te)
+let client: ReturnType<typeof api>
+let events: EventPublisher
+const receivers: Receiver[] = []
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'webhook', 'gateway'])
+  client = api(stack.gatewayUrl)
+  events = await EventPublisher.connect(te)
+})
+afterAll(async () => {
+  await stack.stopAll()
+  await events.close()
+  await Promise.all(receivers.map((r) => r.close()))
+})
+
+describe('durability', () => {
+  it('keeps every pending retry on time, once per attempt, across restarts of the service', async () => {
+    const down = await Receiver.start(() => ({ status: 500, body: 'down' }))
+    receivers.push(down)
+    const p = await createProject(client, 'restart')
+    const hooks: string[] = []
+    for (const path of ['/a', '/b', '/c'])
+      hooks.push((await client.post('/v1/webhooks', p.live, { url: down.url(path) })).body.id)
+    const sent = [makeEvent(), makeEvent('email.bounced')]
+    for (const e of sent) await events.publish(p.project.id, e)
+    const total = hooks.length * sent.length
+    await waitFor(() => down.requests.length === total, { what: 'every first attempt' })
+
+    // Graceful restart before the second attempts are due, and again before the third.
+    await stack.stop('webhook')
+    await sleep(400)
+    await stack.start('webhook')
+    await waitFor(() => down.requests.length === total * 2, { timeoutMs: 5000, what: 'every second attempt' })
+    await stack.stop('webhook')
+    await sleep(300)
+    await stack.start('webhook')
+    await waitFor(() => down.requests.length === total * 4, { timeoutMs: 10_000, what: 'every attempt' })
+    await sleep(2500)
+    expect(down.requests).toHaveLength(total * 4)
+
+    const byDelivery = new Map<string, number[]>()
+    for (const r of down.requests) {
+      const id = String(r.headers['service-delivery-id'])
+      byDelivery.set(id, [...(byDelivery.get(id) ?? []), r.at])
+    }
+    expect(byDelivery.size).toBe(total)
+    for (const times of byDelivery.values()) {
+      expect(times).toHaveLength(4)
+      const gaps = times.slice(1).map((t, i) => t - times[i]!)
+      for (const g of gaps) {
+        expect(g).toBeGreaterThanOrEqual(1900)
+        expect(g).toBeLessThan(3000)
+      }
+    }
+    for (const id of hooks) {
+      const list = (await client.get(`/v1/webhooks/${id}/deliveries`, p.live)).body.data
+      expect(list).toHaveLength(sent.length)
+      for (const d of list)
+        expect(d).toMatchObject({ status: 'failed', attempt: 4, responseCode: 500, responseBody: 'down' })
+    }
+  })
+
+  it('several replicas share the work: every delivery exactly once', async () => {
+    const rx = await Receiver.start()
+    receivers.push(rx)
+    const second = await start(loadEnv(stack.env()))
+    try {
+      const p = await createProject(client, 'replicas')
+      await client.post('/v1/webhooks', p.live, { url: rx.url() })
+      const sent = Array.from({ length: 30 }, () => makeEvent())
+      await Promise.all(sent.map((e) => events.publish(p.project.id, e)))
+      await waitFor(() => rx.requests.length >= sent.length, { timeoutMs: 10_000, what: 'every delivery' })
+      await sleep(1000)
+      expect(rx.requests.map((r) => r.body.id).sort()).toEqual(sent.map((e) => e.id).sort())
+      const a = await metricValue(
+        stack.metricsPort('webhook'),
+        'mailer_webhook_attempts_total',
+        'outcome="success"',
+      )
+      const b = await metricValue(second.ops.port, 'mailer_webhook_attempts_total', 'outcome="success"')
+      expect(a + b).toBeGreaterThanOrEqual(sent.length)
+    } finally {
+      await second.stop()
+    }
+  })
+
+  it("a crashed replica's claim comes back when its lease ends, not before", async () => {
+    const rx = await Receiver.start()
+    receivers.push(rx)
+    const p = await createProject(client, 'crash')
+    const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
+    // A delivery claimed for its first attempt by a replica that then died: leased for 3 more seconds.
+    const event = makeEvent()
+    const id = fakeId('whd')
+    const claimedAt = Date.now()
+    await sql(
+      te,
+      `INSERT INTO webhook_deliveries (id, webhook_id, project_id, event_id, event_type, payload, attempt, status, next_attempt_at, locked_until)
+       VALUES ($1, $2, $3, $4, $5, $6, 1, 'pending', now(), now() + interval '3 seconds')`,
+      [id, wh.id, p.project.id, event.id, event.type, JSON.stringify(event)],
+    )
+    await waitFor(() => rx.requests.length === 1, { timeoutMs: 8000, what: 'the attempt after the lease' })
+    const got = rx.requests[0]!
+    expect(got.headers['service-delivery-id']).toBe(id)
+    expect(got.body).toEqual(event)
+    expect(got.at - claimedAt).toBeGreaterThanOrEqual(2900)
+    expect(got.at - claimedAt).toBeLessThan(4500)
+    const d = await waitFor(async () => {
+      const [x] = (await client.get(`/v1/webhooks/${wh.id}/deliveries`, p.live)).body.data
+      return x?.status === 'success' ? x : null
+    })
+    expect(d).toMatchObject({ id, attempt: 2, responseCode: 200 })
+  })
+})

@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto'
+import { newId } from '@mailer/contracts'
+import type { TestEnv } from '@mailer/testing'
+import { connect } from 'nats'
+import pg from 'pg'
+
+/** Runs one SQL statement in the test file's own schema and returns its rows. */
+export async function sql(te: TestEnv, text: string, params: unknown[] = []): Promise<any[]> {
+  const url = new URL(te.databaseUrl)
+  const schema = url.searchParams.get('schema')!
+  url.searchParams.delete('schema')
+  const c = new pg.Client({ connectionString: url.toString(), options: `-c search_path=${schema}` })
+  await c.connect()
+  try {
+    return (await c.query(text, params)).rows
+  } finally {
+    await c.end()
+  }
+}
+
+/**
+ * Inserts a sending domain straight into `domains` (for states the admin setup route does not
+ * produce, such as `pending` under DOMAIN_VERIFICATION=skip) and tells the email replicas to drop
+ * their cached copy, as the domains routes do. The DKIM key is a placeholder: not for delivery.
+ */
+export async function insertDomain(
+  te: TestEnv,
+  projectId: string,
+  name: string,
+  verification: 'pending' | 'verified' | 'failed' = 'verified',
+): Promise<void> {
+  await sql(
+    te,
+    `INSERT INTO domains (id, project_id, name, verification, dkim_selector, dkim_private_key, dkim_public_key)
+     VALUES ($1, $2, $3, $4, 'test', $5, $5)
+     ON CONFLICT (project_id, name) DO UPDATE SET verification = EXCLUDED.verification`,
+    [newId('domain'), projectId, name, verification, randomBytes(16).toString('hex')],
+  )
+  const nc = await connect({ servers: te.natsUrl })
+  try {
+    nc.publish(`${te.natsPrefix}.domains.invalidate`, JSON.stringify({ projectId }))
+    await nc.flush()
+  } finally {
+    await nc.close()
+  }
+}

@@ -1,0 +1,164 @@
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createServer, connect as netConnect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { waitFor } from '@mailer/testing/wait-for'
+
+// Private PostgreSQL and NATS servers for the bench and the fault tests: their own ports and data
+// directories, so a run can kill and restart them (or load them hard) without touching the
+// machine's shared instances on 5432 and 4222.
+
+/** A free TCP port on 127.0.0.1 (asked of the kernel, then released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number }
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+export function tcpOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = netConnect({ host: '127.0.0.1', port }, () => {
+      s.destroy()
+      resolve(true)
+    })
+    s.on('error', () => resolve(false))
+  })
+}
+
+/** `waitFor` with the label first, as the fault runner and the bench read best. */
+export const until = <T>(
+  what: string,
+  check: () => Promise<T> | T,
+  timeoutMs = 30_000,
+): Promise<NonNullable<T>> => waitFor(check, { what, timeoutMs, intervalMs: 100 })
+
+/** `nats-server -js -p <port> -sd <dir>` on 127.0.0.1; can be killed and started again on the same store. */
+export class PrivateNats {
+  private proc: ChildProcess | null = null
+  readonly dir = mkdtempSync(join(tmpdir(), 'mailer-nats-'))
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<PrivateNats> {
+    const n = new PrivateNats(await freePort())
+    await n.up()
+    return n
+  }
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`
+  }
+
+  get pid(): number | null {
+    return this.proc?.pid ?? null
+  }
+
+  async up(): Promise<void> {
+    if (spawnSync('sh', ['-c', 'command -v nats-server']).status !== 0)
+      throw new Error('nats-server is not installed (apt-get install nats-server)')
+    this.proc = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
+      stdio: 'ignore',
+    })
+    await until('nats-server to listen', () => tcpOpen(this.port), 15_000)
+  }
+
+  /** SIGKILL: no flush, no goodbye; JetStream recovers from its store at the next `up()`. */
+  async kill(): Promise<void> {
+    const p = this.proc
+    if (!p || p.exitCode !== null || p.signalCode !== null) return
+    const exited = new Promise((r) => p.once('exit', r))
+    p.kill('SIGKILL')
+    await exited
+  }
+
+  async stop(): Promise<void> {
+    const p = this.proc
+    if (p && p.exitCode === null && p.signalCode === null) {
+      const exited = new Promise((r) => p.once('exit', r))
+      p.kill('SIGTERM')
+      await exited
+    }
+    rmSync(this.dir, { recursive: true, force: true })
+  }
+}
+
+/** The newest PostgreSQL server binaries installed from the OS packages, or null. */
+export function postgresBin(): string | null {
+  const base = '/usr/lib/postgresql'
+  if (!existsSync(base)) return null
+  const versions = readdirSync(base).sort((a, b) => Number(b) - Number(a))
+  for (const v of versions) if (existsSync(join(base, v, 'bin', 'initdb'))) return join(base, v, 'bin')
+  return null
+}
+
+/**
+ * A private PostgreSQL cluster (initdb into a temp dir, trust auth, its own port). As root it runs
+ * as the `postgres` user, which PostgreSQL insists on. `restart()` is a crash-like stop (`-m
+ * immediate`: no checkpoint, clients cut) followed by a start with WAL recovery.
+ */
+export class PrivatePostgres {
+  readonly dir = mkdtempSync(join(tmpdir(), 'mailer-pg-'))
+  private constructor(
+    private readonly bin: string,
+    readonly port: number,
+  ) {}
+
+  static async start(): Promise<PrivatePostgres> {
+    const bin = postgresBin()
+    if (!bin)
+      throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)')
+    const pg = new PrivatePostgres(bin, await freePort())
+    if (process.getuid?.() === 0) chownSync(pg.dir, uid('postgres'), gid('postgres'))
+    pg.run('initdb', ['-D', pg.dir, '-U', 'postgres', '--auth=trust', '--no-sync'])
+    await pg.up()
+    return pg
+  }
+
+  get url(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`
+  }
+
+  /** The postmaster's pid (its backends are its children), from postmaster.pid. */
+  get pid(): number | null {
+    try {
+      return Number(readFileSync(join(this.dir, 'postmaster.pid'), 'utf8').split('\n')[0])
+    } catch {
+      return null
+    }
+  }
+
+  private run(tool: string, args: string[]): void {
+    const cmd = join(this.bin, tool)
+    const argv = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', cmd, ...args] : [cmd, ...args]
+    execFileSync(argv[0]!, argv.slice(1), { stdio: 'ignore' })
+  }
+
+  async up(): Promise<void> {
+    const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c max_connections=200`
+    this.run('pg_ctl', ['-D', this.dir, '-o', opts, '-l', join(this.dir, 'server.log'), '-w', 'start'])
+    await until('PostgreSQL to listen', () => tcpOpen(this.port), 30_000)
+  }
+
+  /** Stops at once, like a crash (`immediate`: no shutdown checkpoint; recovery replays the WAL). */
+  async crash(): Promise<void> {
+    this.run('pg_ctl', ['-D', this.dir, '-m', 'immediate', '-w', 'stop'])
+  }
+
+  async stop(): Promise<void> {
+    try {
+      this.run('pg_ctl', ['-D', this.dir, '-m', 'fast', '-w', 'stop'])
+    } catch {
+      /* already stopped */
+    }
+    rmSync(this.dir, { recursive: true, force: true })
+  }
+}
+
+const idOf = (flag: '-u' | '-g', name: string) => Number(execFileSync('id', [flag, name]).toString().trim())
+const uid = (name: string) => idOf('-u', name)
+const gid = (name: string) => idOf('-g', name)

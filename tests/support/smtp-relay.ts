@@ -1,0 +1,179 @@
+import type { AddressInfo } from 'node:net'
+import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net'
+import { SMTPServer, type SMTPServerSession } from 'smtp-server'
+
+/** How the relay answers a recipient or a finished message: accept, or an SMTP error reply. */
+export type Answer = 'accept' | { code: number; message: string }
+
+export interface Delivered {
+  envelopeFrom: string
+  envelopeTo: string[]
+  raw: Buffer
+  /** The email id carried in Message-ID `<emailId@domain>`, if any. */
+  emailId: string | null
+}
+
+const reject = (a: Exclude<Answer, 'accept'>) => Object.assign(new Error(a.message), { responseCode: a.code })
+
+/**
+ * A real SMTP relay for tests (npm `smtp-server`, no TLS, no auth needed) that records every
+ * message it accepted. A TCP front door on the published port lets a test take the relay "down"
+ * (`setMode('drop')`: connections are greeted, then dropped at the first command, and open ones are
+ * cut) and bring it back, without the port changing under the dispatcher.
+ */
+export class TestRelay {
+  readonly delivered: Delivered[] = []
+  /** TCP connections the dispatcher opened to the relay. */
+  connections = 0
+  rcpt: (address: string) => Answer = () => 'accept'
+  data: (envelopeTo: string[]) => Answer = () => 'accept'
+  /** Finished messages waiting for `pause()` to be released before they are answered. */
+  held = 0
+  /** A slow relay: each finished message is answered this long after it arrived. */
+  answerDelayMs = 0
+  private hold: Promise<void> | null = null
+  private mode: 'up' | 'drop' = 'up'
+  private dropsLeft = 0
+  private readonly open = new Set<Socket>()
+  private readonly closedSessions = new Set<string>()
+  private smtp!: SMTPServer
+  private front!: Server
+  port = 0
+
+  static async start(): Promise<TestRelay> {
+    const r = new TestRelay()
+    r.smtp = new SMTPServer({
+      disabledCommands: ['STARTTLS'],
+      authOptional: true,
+      // Stopping must not wait out smtp-server's default 30 s grace for open sessions.
+      closeTimeout: 500,
+      logger: false,
+      size: 50 * 1024 * 1024,
+      onRcptTo: (address, _s, cb) => {
+        const a = r.rcpt(address.address.toLowerCase())
+        cb(a === 'accept' ? null : reject(a))
+      },
+      onData: (stream, session, cb) => {
+        const chunks: Buffer[] = []
+        stream.on('data', (c: Buffer) => chunks.push(c))
+        stream.on('end', async () => {
+          if (r.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, r.answerDelayMs))
+          if (r.hold) {
+            r.held++
+            await r.hold
+            r.held--
+          }
+          // A client that went away before we answered never learns the outcome: like a real
+          // MTA that had not yet committed the message, discard it.
+          if (r.closedSessions.has(session.id)) return cb(new Error('client gone'))
+          const envelopeTo = session.envelope.rcptTo.map((a) => a.address.toLowerCase())
+          const a = r.data(envelopeTo)
+          if (a !== 'accept') return cb(reject(a))
+          const raw = Buffer.concat(chunks)
+          r.delivered.push({
+            envelopeFrom: envelopeFromOf(session),
+            envelopeTo,
+            raw,
+            emailId: emailIdOf(raw),
+          })
+          cb(null)
+        })
+      },
+      onClose: (session) => {
+        r.closedSessions.add(session.id)
+      },
+    })
+    await new Promise<void>((resolve) => r.smtp.listen(0, '127.0.0.1', resolve))
+    const inner = (r.smtp.server.address() as AddressInfo).port
+    r.front = createServer((client) => {
+      r.connections++
+      r.open.add(client)
+      client.on('close', () => r.open.delete(client))
+      client.on('error', () => client.destroy())
+      if (r.mode === 'drop' || r.dropsLeft > 0) {
+        if (r.mode !== 'drop') r.dropsLeft--
+        client.write('220 relay.test ESMTP\r\n')
+        client.once('data', () => client.destroy())
+        return
+      }
+      const upstream = tcpConnect(inner, '127.0.0.1')
+      upstream.on('error', () => client.destroy())
+      client.on('close', () => upstream.destroy())
+      upstream.on('close', () => client.destroy())
+      client.pipe(upstream).pipe(client)
+    })
+    await new Promise<void>((resolve) => r.front.listen(0, '127.0.0.1', resolve))
+    r.port = (r.front.address() as AddressInfo).port
+    return r
+  }
+
+  get url(): string {
+    return `smtp://127.0.0.1:${this.port}`
+  }
+
+  /** `drop`: the relay is down (every connection, open or new, is cut); `up`: it answers again. */
+  setMode(mode: 'up' | 'drop'): void {
+    this.mode = mode
+    if (mode === 'drop') for (const s of this.open) s.destroy()
+  }
+
+  /**
+   * Stops answering finished messages until the returned function is called: senders wait for
+   * the relay's verdict with their message not yet accepted.
+   */
+  pause(): () => void {
+    let release!: () => void
+    this.hold = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    return () => {
+      this.hold = null
+      release()
+    }
+  }
+
+  /** A short outage: cuts every open connection, then drops the next `n` new ones. */
+  dropConnections(n: number): void {
+    this.dropsLeft = n
+    for (const s of this.open) s.destroy()
+  }
+
+  /** TCP connections open right now. */
+  get openConnections(): number {
+    return this.open.size
+  }
+
+  /** Deliveries per `<emailId> <recipient>`, to check that nothing arrived twice. */
+  deliveryCounts(): Map<string, number> {
+    const counts = new Map<string, number>()
+    for (const d of this.delivered) {
+      for (const to of d.envelopeTo) {
+        const k = `${d.emailId} ${to}`
+        counts.set(k, (counts.get(k) ?? 0) + 1)
+      }
+    }
+    return counts
+  }
+
+  forEmail(emailId: string): Delivered[] {
+    return this.delivered.filter((d) => d.emailId === emailId)
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.open) s.destroy()
+    await new Promise<void>((resolve) => this.front.close(() => resolve()))
+    await new Promise<void>((resolve) => this.smtp.close(() => resolve()))
+  }
+}
+
+function envelopeFromOf(session: SMTPServerSession): string {
+  const from = session.envelope.mailFrom
+  return from ? from.address : ''
+}
+
+function emailIdOf(raw: Buffer): string | null {
+  const end = raw.indexOf('\r\n\r\n')
+  const head = raw.subarray(0, end < 0 ? raw.length : end).toString('latin1')
+  const m = /^message-id:\s*<(email_[0-9A-Z]{26})@/im.exec(head)
+  return m ? m[1]! : null
+}

@@ -1,0 +1,20 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: [
+      'libs/*/src/**/*.test.ts',
+      'libs/*/test/**/*.test.ts',
+      'services/*/src/**/*.test.ts',
+      'services/*/test/**/*.test.ts',
+      'tests/**/*.test.ts',
+    ],
+    exclude: ['**/node_modules/**', '**/dist/**'],
+    globalSetup: ['libs/testing/src/global-setup.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    reporters: ['default'],
+  },
+})
