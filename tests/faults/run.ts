@@ -110,6 +110,11 @@ try {
       what: `connections refused while the gateway was up: ${refusedElsewhere.map((r) => r.fault).join(', ')}`,
     },
   )
+  const crashed = [...p.procs.values()].filter((s) => s.errors.some((e) => e.includes('exited on its own')))
+  checks.push({
+    ok: crashed.length === 0,
+    what: `services died on their own (not killed by the run): ${crashed.map((s) => s.name).join(', ')}`,
+  })
   const dups = rows.reduce((n, r) => n + r.duplicates, 0)
   console.log(
     `\n${accepted.length} emails accepted, ${dups} relayed twice, ${p.receiver.received.size} events at the webhook ` +

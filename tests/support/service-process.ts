@@ -18,6 +18,8 @@ export class ServiceProcess {
   metricsPort = 0
   private exited: Promise<void>
   readonly errors: string[] = []
+  /** Set by kill/stop: an exit after it was asked for. */
+  private stopping = false
 
   private constructor(
     readonly name: ServiceName,
@@ -56,7 +58,14 @@ export class ServiceProcess {
         s.errors.push(line.slice(0, 500))
       }
     })
-    createInterface({ input: proc.stderr! }).on('line', (line) => s.errors.push(line.slice(0, 500)))
+    createInterface({ input: proc.stderr! }).on('line', (line) => {
+      if (logFile) appendFileSync(logFile, `${line}\n`)
+      s.errors.push(line.slice(0, 500))
+    })
+    // A service that dies on its own (not through kill/stop) is a finding of its own.
+    proc.once('exit', (code, signal) => {
+      if (!s.stopping) s.errors.push(`${name} exited on its own (code ${code}, signal ${signal})`)
+    })
     await until(`${name} ready`, async () => {
       if (proc.exitCode !== null) throw new Error(`${name} exited: ${s.errors.slice(-5).join('\n')}`)
       return (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok
@@ -79,12 +88,14 @@ export class ServiceProcess {
   }
 
   async kill(): Promise<void> {
+    this.stopping = true
     if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGKILL')
     await this.exited
   }
 
   /** SIGTERM: drains, and writes its CPU profile when started with --cpu-prof. */
   async stop(): Promise<void> {
+    this.stopping = true
     if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGTERM')
     await this.exited
   }

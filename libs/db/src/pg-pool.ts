@@ -9,7 +9,7 @@ export type PgClient = pg.PoolClient
  * are raw SQL anyway: a Prisma raw query costs ~1.5 ms more than the same query through `pg`, and
  * an interactive transaction several of those (measured in bench/README.md).
  */
-export function createPgPool(databaseUrl: string, opts: { max?: number } = {}): PgPool {
+export function createPgPool(databaseUrl: string, opts: { max?: number; queryTimeoutMs?: number } = {}): PgPool {
   const url = new URL(databaseUrl)
   const schema = schemaOf(databaseUrl)
   url.searchParams.delete('schema')
@@ -18,6 +18,11 @@ export function createPgPool(databaseUrl: string, opts: { max?: number } = {}): 
     max: opts.max ?? 4,
     options: `-c search_path="${schema}"`,
     connectionTimeoutMillis: 5_000,
+    // A connection whose server vanished without a FIN (a node lost, a network partition) would
+    // leave a query waiting forever and its caller holding a message: keepalives notice the dead
+    // peer, and the client gives up on any one query after this long.
+    keepAlive: true,
+    query_timeout: opts.queryTimeoutMs ?? 30_000,
     // Idle connections never keep a process (or a test worker) alive.
     allowExitOnIdle: true,
   })
@@ -30,6 +35,13 @@ export function createPgPool(databaseUrl: string, opts: { max?: number } = {}): 
 export async function inTransaction<T>(pool: PgPool, work: (c: PgClient) => Promise<T>): Promise<T> {
   const c = await pool.connect()
   let broken = false
+  // A checked-out client has no 'error' listener of its own (pg-pool removes its idle one), and
+  // an 'error' event without a listener kills the process: a database restart while this
+  // transaction holds the connection must fail the transaction, not the service.
+  const onError = () => {
+    broken = true
+  }
+  c.on('error', onError)
   try {
     await c.query('BEGIN')
     const result = await work(c)
@@ -41,6 +53,7 @@ export async function inTransaction<T>(pool: PgPool, work: (c: PgClient) => Prom
     })
     throw err
   } finally {
+    c.removeListener('error', onError)
     c.release(broken)
   }
 }

@@ -1,0 +1,42 @@
+import pg from 'pg'
+import { afterAll, describe, expect, inject, it } from 'vitest'
+import { createPgPool, inTransaction } from '../src/pg-pool.js'
+
+/**
+ * The hot paths' plain pg pool when the database goes away under it (a restart, a failover): the
+ * work in hand fails with an error its caller can retry, the process lives on, and the next
+ * transaction gets a fresh connection.
+ */
+const pool = createPgPool(inject('databaseUrl'), { max: 2 })
+const admin = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 })
+afterAll(async () => {
+  await pool.end()
+  await admin.end()
+})
+
+describe('inTransaction', () => {
+  it('fails the transaction, not the process, when the server ends its connection mid-transaction', async () => {
+    const failure = inTransaction(pool, async (c) => {
+      const { rows } = await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+      // The server ends this session while the transaction holds it idle, between two queries:
+      // pg reports that as an 'error' event on the checked-out client.
+      await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid])
+      await new Promise((r) => setTimeout(r, 200))
+      await c.query('SELECT 1')
+    })
+    await expect(failure).rejects.toThrow()
+
+    const again = await inTransaction(pool, async (c) => (await c.query<{ n: number }>('SELECT 2 AS n')).rows)
+    expect(again).toEqual([{ n: 2 }])
+  })
+
+  it('gives up on a query that outlives the query timeout instead of waiting forever', async () => {
+    const short = createPgPool(inject('databaseUrl'), { max: 1, queryTimeoutMs: 300 })
+    try {
+      await expect(short.query('SELECT pg_sleep(5)')).rejects.toThrow(/timeout/i)
+      expect((await short.query<{ n: number }>('SELECT 3 AS n')).rows).toEqual([{ n: 3 }])
+    } finally {
+      await short.end()
+    }
+  })
+})
