@@ -9,7 +9,10 @@ export type PgClient = pg.PoolClient
  * are raw SQL anyway: a Prisma raw query costs ~1.5 ms more than the same query through `pg`, and
  * an interactive transaction several of those (measured in bench/README.md).
  */
-export function createPgPool(databaseUrl: string, opts: { max?: number; queryTimeoutMs?: number } = {}): PgPool {
+export function createPgPool(
+  databaseUrl: string,
+  opts: { max?: number; queryTimeoutMs?: number } = {},
+): PgPool {
   const url = new URL(databaseUrl)
   const schema = schemaOf(databaseUrl)
   url.searchParams.delete('schema')
