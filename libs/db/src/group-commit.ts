@@ -1,0 +1,97 @@
+export interface GroupCommitOptions<Req> {
+  /** Write transactions in flight at once. */
+  slots: number
+  /** Items per combined write, at most (a single larger item still goes alone). */
+  maxItems: number
+  /** How many items a request counts for (a batch send is many emails); 1 by default. */
+  sizeOf?: (req: Req) => number
+}
+
+interface Pending<Req, Res> {
+  req: Req
+  resolve: (r: Res) => void
+  reject: (e: unknown) => void
+}
+
+/**
+ * Group commit: requests that arrive while every write slot is busy wait and are then written
+ * together, by one call of `writeMany` (one transaction, multi-row statements, one fsync). An idle
+ * writer adds no delay (a request is written at once when a slot is free), and throughput grows
+ * with concurrency instead of being capped by commits per second. `writeMany` answers one result
+ * per request, in order. A combined write that fails is retried request by request, so a bad
+ * request fails only itself.
+ *
+ * Used on every hot path that writes per message: accepts (email service), delivery outcomes and
+ * claims (dispatcher), webhook attempt results (webhook service); measured in bench/README.md.
+ */
+export class GroupCommit<Req, Res> {
+  private queue: Array<Pending<Req, Res>> = []
+  private inflight = 0
+  private readonly sizeOf: (req: Req) => number
+
+  constructor(
+    private readonly writeMany: (reqs: Req[]) => Promise<Res[]>,
+    private readonly opts: GroupCommitOptions<Req>,
+  ) {
+    this.sizeOf = opts.sizeOf ?? (() => 1)
+  }
+
+  submit(req: Req): Promise<Res> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ req, resolve, reject })
+      this.pump()
+    })
+  }
+
+  /** Requests waiting for a slot (not yet being written). */
+  get waiting(): number {
+    return this.queue.length
+  }
+
+  private pump(): void {
+    while (this.inflight < this.opts.slots && this.queue.length > 0) {
+      const batch = this.take()
+      this.inflight++
+      void this.write(batch).finally(() => {
+        this.inflight--
+        this.pump()
+      })
+    }
+  }
+
+  private take(): Array<Pending<Req, Res>> {
+    let items = 0
+    let n = 0
+    while (n < this.queue.length) {
+      const size = this.sizeOf(this.queue[n]!.req)
+      if (n > 0 && items + size > this.opts.maxItems) break
+      items += size
+      n++
+    }
+    return this.queue.splice(0, n)
+  }
+
+  private async write(batch: Array<Pending<Req, Res>>): Promise<void> {
+    try {
+      const results = await this.writeMany(batch.map((p) => p.req))
+      if (results.length !== batch.length)
+        throw new Error(`writeMany answered ${results.length} results for ${batch.length} requests`)
+      for (const [i, p] of batch.entries()) p.resolve(results[i]!)
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]!.reject(err)
+        return
+      }
+      await Promise.all(
+        batch.map(async (p) => {
+          try {
+            const [r] = await this.writeMany([p.req])
+            p.resolve(r!)
+          } catch (e) {
+            p.reject(e)
+          }
+        }),
+      )
+    }
+  }
+}
