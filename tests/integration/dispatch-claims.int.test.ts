@@ -81,4 +81,37 @@ describe('claims', () => {
     expect(metrics).toMatch(/^mailer_dispatcher_dispatch_skipped_total\{reason="busy"\} [1-9]/m)
     expect(metrics).toMatch(/^mailer_dispatcher_dispatch_skipped_total\{reason="not_claimable"\} 6$/m)
   })
+
+  it('many emails dispatched at once, each twice in the same instant, are each sent exactly once', async () => {
+    // Claims and outcomes of concurrent dispatches are written together (group commit): a
+    // duplicate in the same combined claim must not get the email a second time.
+    const ids: string[] = []
+    for (let i = 0; i < 12; i++)
+      ids.push(
+        await seed.email(PROJECT, {
+          from: 'burst@mail.claims.test',
+          to: [`b${i}@example.com`],
+          subject: `Burst ${i}`,
+          text: 'x',
+        }),
+      )
+    await Promise.all(ids.flatMap((id) => [seed.dispatch(id, PROJECT, 0), seed.dispatch(id, PROJECT, 1)]))
+    await waitFor(
+      async () =>
+        (await seed.sql(`SELECT 1 FROM emails WHERE id = ANY($1) AND status = 'delivered'`, [ids])).length ===
+        12,
+      { timeoutMs: 30_000, what: 'all delivered' },
+    )
+    await waitFor(() => seed.dispatchDrained(), { timeoutMs: 15_000, what: 'every dispatch message handled' })
+    const counts = relay.deliveryCounts()
+    expect(ids.map((id, i) => counts.get(`${id} b${i}@example.com`))).toEqual(ids.map(() => 1))
+    const events = await seed.sql(
+      `SELECT type, count(*)::int AS n FROM email_events WHERE email_id = ANY($1) GROUP BY type ORDER BY type`,
+      [ids],
+    )
+    expect(events).toEqual([
+      { type: 'email.delivered', n: 12 },
+      { type: 'email.sent', n: 12 },
+    ])
+  })
 })

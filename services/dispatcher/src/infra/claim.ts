@@ -40,7 +40,7 @@ interface ClaimRow {
 const CLAIM_SQL = `
 WITH claimed AS (
   UPDATE emails SET status = 'sending', claimed_at = now(), attempts = attempts + 1
-  WHERE id = $1 AND (
+  WHERE id = ANY($1::text[]) AND (
     (status IN ('queued', 'deferred') AND next_attempt_at IS NULL)
     OR (status = 'sending' AND claimed_at < now() - make_interval(secs => $2::float8))
   )
@@ -58,52 +58,70 @@ SELECT c.id, c.project_id AS "projectId", c.mode, c.from_address AS "from", c.re
 FROM claimed c LEFT JOIN email_contents ec ON ec.email_id = c.id`
 
 const STATE_SQL = `
-SELECT status,
+SELECT id, status,
        GREATEST(0, EXTRACT(EPOCH FROM (claimed_at + make_interval(secs => $2::float8) - now())) * 1000)::float8 AS "waitMs"
-FROM emails WHERE id = $1`
+FROM emails WHERE id = ANY($1::text[])`
 
-// Through plain pg: a Prisma raw query costs ~1.5 ms of CPU more per call (bench/README.md).
-export async function claimEmail(
+/**
+ * Claims several emails in one round trip (the dispatch handler combines concurrent claims with a
+ * GroupCommit): one result per id, in order. An id asked for twice in one call is claimed once;
+ * the other asks are answered `busy`, as a claim held by another dispatcher would be.
+ * Through plain pg: a Prisma raw query costs ~1.5 ms of CPU more per call (bench/README.md).
+ */
+export async function claimEmails(
   pool: PgPool,
-  emailId: string,
+  emailIds: string[],
   staleAfterSeconds: number,
-): Promise<ClaimResult> {
-  const { rows } = await pool.query<ClaimRow>(CLAIM_SQL, [emailId, staleAfterSeconds])
-  const r = rows[0]
-  if (r) {
-    return {
-      kind: 'claimed',
-      email: {
-        id: r.id,
-        projectId: r.projectId,
-        mode: r.mode,
-        from: r.from,
-        replyTo: r.replyTo ?? [],
-        to: r.to ?? [],
-        cc: r.cc ?? [],
-        bcc: r.bcc ?? [],
-        subject: r.subject,
-        tags: r.tags ?? {},
-        trackOpens: r.trackOpens,
-        trackClicks: r.trackClicks,
-        attempts: r.attempts,
-        claimedAt: r.claimedAt,
-        sentAt: r.sentAt,
-        createdAt: r.createdAt,
-        content: r.hasContent
-          ? { html: r.html, text: r.text, headers: r.headers, attachments: r.attachments }
-          : null,
-        recipients: r.recipients,
-      },
-    }
+): Promise<ClaimResult[]> {
+  const unique = [...new Set(emailIds)]
+  const { rows } = await pool.query<ClaimRow>(CLAIM_SQL, [unique, staleAfterSeconds])
+  const claimed = new Map(rows.map((r) => [r.id, r]))
+  const rest = unique.filter((id) => !claimed.has(id))
+  const states = new Map<string, { status: string; waitMs: number | null }>()
+  if (rest.length) {
+    const { rows: state } = await pool.query<{ id: string; status: string; waitMs: number | null }>(
+      STATE_SQL,
+      [rest, staleAfterSeconds],
+    )
+    for (const s of state) states.set(s.id, s)
   }
-  const { rows: state } = await pool.query<{ status: string; waitMs: number | null }>(STATE_SQL, [
-    emailId,
-    staleAfterSeconds,
-  ])
-  const s = state[0]
-  if (s?.status === 'sending') return { kind: 'busy', retryInMs: Math.ceil(s.waitMs ?? 0) + 500 }
-  return { kind: 'skip', status: s?.status ?? null }
+  const given = new Set<string>()
+  return emailIds.map((id): ClaimResult => {
+    const r = claimed.get(id)
+    if (r && !given.has(id)) {
+      given.add(id)
+      return { kind: 'claimed', email: toClaimedEmail(r) }
+    }
+    if (r) return { kind: 'busy', retryInMs: staleAfterSeconds * 1000 + 500 }
+    const s = states.get(id)
+    if (s?.status === 'sending') return { kind: 'busy', retryInMs: Math.ceil(s.waitMs ?? 0) + 500 }
+    return { kind: 'skip', status: s?.status ?? null }
+  })
+}
+
+function toClaimedEmail(r: ClaimRow): ClaimedEmail {
+  return {
+    id: r.id,
+    projectId: r.projectId,
+    mode: r.mode,
+    from: r.from,
+    replyTo: r.replyTo ?? [],
+    to: r.to ?? [],
+    cc: r.cc ?? [],
+    bcc: r.bcc ?? [],
+    subject: r.subject,
+    tags: r.tags ?? {},
+    trackOpens: r.trackOpens,
+    trackClicks: r.trackClicks,
+    attempts: r.attempts,
+    claimedAt: r.claimedAt,
+    sentAt: r.sentAt,
+    createdAt: r.createdAt,
+    content: r.hasContent
+      ? { html: r.html, text: r.text, headers: r.headers, attachments: r.attachments }
+      : null,
+    recipients: r.recipients,
+  }
 }
 
 /**

@@ -55,11 +55,6 @@ export class DeliveryStore {
     private readonly pool: PgPool | null = null,
   ) {}
 
-  private async exec(sql: string, params: unknown[]): Promise<number> {
-    if (this.pool) return (await this.pool.query(sql, params)).rowCount ?? 0
-    return this.db.$executeRawUnsafe(sql, ...params)
-  }
-
   private async rows<T>(sql: string, params: unknown[]): Promise<T[]> {
     if (this.pool) return (await this.pool.query(sql, params)).rows as T[]
     return this.db.$queryRawUnsafe<T[]>(sql, ...params)
