@@ -62,7 +62,7 @@ afterAll(async () => {
   await browser?.close()
   await stack.stopAll()
   await relay?.stop()
-})
+}, 120_000)
 
 const nav = (name: string) =>
   page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true })

@@ -100,7 +100,7 @@ afterAll(async () => {
   await stack.stopAll()
   await relay?.stop()
   await receiver?.close()
-})
+}, 120_000)
 
 /** Nothing ran and nothing was injected into the dashboard's own document. */
 async function assertInert(where: string): Promise<void> {

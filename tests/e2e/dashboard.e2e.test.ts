@@ -48,7 +48,7 @@ afterAll(async () => {
   await stack.stopAll()
   await relay?.stop()
   await receiver?.close()
-})
+}, 120_000)
 
 const nav = (name: string) =>
   page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true })

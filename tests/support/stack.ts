@@ -69,7 +69,10 @@ export class Stack {
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), 15_000)
     })
-    if ((await Promise.race([h.stop().then(() => 'done' as const), late])) === 'late') await h.kill()
+    if ((await Promise.race([h.stop().then(() => 'done' as const), late])) === 'late') {
+      // Same bound for the forced close: what is left is garbage-collected with the worker.
+      await Promise.race([h.kill().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000).unref())])
+    }
     clearTimeout(timer)
   }
 
