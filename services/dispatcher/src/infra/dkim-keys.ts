@@ -1,3 +1,4 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto'
 import type { Db } from '@mailer/db'
 import type { DkimKey } from '../domain/message.js'
 
@@ -40,8 +41,25 @@ export class DkimKeys {
       where: { projectId_name: { projectId, name: domain } },
       select: { name: true, dkimSelector: true, dkimPrivateKey: true },
     })
+    // Parsed once here, not by every signature (see DkimKey).
     return row
-      ? { domainName: row.name, keySelector: row.dkimSelector, privateKey: row.dkimPrivateKey }
+      ? {
+          domainName: row.name,
+          keySelector: row.dkimSelector,
+          privateKey: createPrivateKey(row.dkimPrivateKey),
+        }
       : null
+  }
+}
+
+/**
+ * Parsed once here, not by every signature (see DkimKey). A key that does not parse is passed on
+ * as text: nodemailer then sends the message unsigned, as it always did with a bad key.
+ */
+function parsedKey(pem: string): KeyObject | string {
+  try {
+    return createPrivateKey(pem)
+  } catch {
+    return pem
   }
 }
