@@ -38,6 +38,8 @@ export class SmtpSink {
         })
       },
     })
+    // A client's reset arrives as an 'error' event; unhandled, it would end the sink mid-run.
+    sink.server.on('error', () => undefined)
     await new Promise<void>((resolve) => sink.server.listen(0, '127.0.0.1', resolve))
     sink.port = (sink.server.server.address() as AddressInfo).port
     return sink
