@@ -120,9 +120,25 @@ export class DeliveryWorker {
     }, when - Date.now())
   }
 
+  /**
+   * Runs one attempt. The webhook's slot is given back as soon as the endpoint has answered, not
+   * when the result is recorded: per-endpoint concurrency bounds the requests an endpoint has to
+   * serve at once, and waiting for the write as well made every slot's turn a database round trip
+   * longer (bench/README.md). The row stays leased until the result is written, so it cannot be
+   * claimed again meanwhile.
+   */
   private launch(row: ClaimedDelivery): void {
     this.inflight.set(row.webhookId, (this.inflight.get(row.webhookId) ?? 0) + 1)
-    const p = this.attempt(row)
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      const n = (this.inflight.get(row.webhookId) ?? 1) - 1
+      if (n <= 0) this.inflight.delete(row.webhookId)
+      else this.inflight.set(row.webhookId, n)
+      this.kick()
+    }
+    const p = this.attempt(row, release)
       .catch((err) =>
         this.logger.error(
           { err, deliveryId: row.id },
@@ -130,16 +146,14 @@ export class DeliveryWorker {
         ),
       )
       .finally(() => {
-        const n = (this.inflight.get(row.webhookId) ?? 1) - 1
-        if (n <= 0) this.inflight.delete(row.webhookId)
-        else this.inflight.set(row.webhookId, n)
+        release()
         this.running.delete(p)
         this.kick()
       })
     this.running.add(p)
   }
 
-  private async attempt(row: ClaimedDelivery): Promise<void> {
+  private async attempt(row: ClaimedDelivery, answered: () => void): Promise<void> {
     if (row.enabled === null || row.url === null || row.secret === null) {
       await this.store.remove(row.id)
       return
@@ -163,6 +177,7 @@ export class DeliveryWorker {
     }
     const end = this.seconds.startTimer()
     const result = await this.sender.post(row.url, body, headers)
+    answered()
     end({ outcome: result.outcome })
     this.attempts.inc({ outcome: result.outcome })
     const step = nextStep(row.attempt, result.outcome, this.opts.schedule)
