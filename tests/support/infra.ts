@@ -61,9 +61,11 @@ export class PrivateNats {
   async up(): Promise<void> {
     if (spawnSync('sh', ['-c', 'command -v nats-server']).status !== 0)
       throw new Error('nats-server is not installed (apt-get install nats-server)')
-    this.proc = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
+    const proc = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
       stdio: 'ignore',
     })
+    this.proc = proc
+    onExit(() => proc.kill('SIGKILL'))
     await until('nats-server to listen', () => tcpOpen(this.port), 15_000)
   }
 
@@ -115,6 +117,14 @@ export class PrivatePostgres {
     const pg = new PrivatePostgres(bin, await freePort())
     if (process.getuid?.() === 0) chownSync(pg.dir, uid('postgres'), gid('postgres'))
     pg.run('initdb', ['-D', pg.dir, '-U', 'postgres', '--auth=trust', '--no-sync'])
+    onExit(() => {
+      if (!existsSync(join(pg.dir, 'postmaster.pid'))) return
+      try {
+        pg.run('pg_ctl', ['-D', pg.dir, '-m', 'immediate', '-w', 'stop'])
+      } catch {
+        /* not running */
+      }
+    })
     await pg.up()
     return pg
   }
@@ -162,3 +172,17 @@ export class PrivatePostgres {
 const idOf = (flag: '-u' | '-g', name: string) => Number(execFileSync('id', [flag, name]).toString().trim())
 const uid = (name: string) => idOf('-u', name)
 const gid = (name: string) => idOf('-g', name)
+
+const exitHooks = new Set<() => void>()
+/**
+ * Runs `hook` (synchronous work only) when this process exits, however it ends: a harness that
+ * dies (an uncaught error in a bench or fault run) must not leave servers and services running
+ * and eating the machine's CPU behind it. Registered once per object; idempotent hooks only.
+ */
+export function onExit(hook: () => void): void {
+  if (exitHooks.size === 0)
+    process.once('exit', () => {
+      for (const h of exitHooks) h()
+    })
+  exitHooks.add(hook)
+}

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { appendFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { freePort, until } from './infra.js'
+import { freePort, onExit, until } from './infra.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
@@ -47,6 +47,10 @@ export class ServiceProcess {
     )
     const s = new ServiceProcess(name, proc)
     s.metricsPort = metricsPort
+    // Never outlive the harness (see onExit).
+    onExit(() => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
+    })
     // Only errors are kept (for the report's notes).
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       if (logFile) appendFileSync(logFile, `${line}\n`)
