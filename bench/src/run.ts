@@ -5,6 +5,7 @@
 //   BENCH_PHASES    comma list of baseline,accept,batch,e2e,webhooks (default all)
 //   BENCH_PROFILE=1 run the services with --cpu-prof (profiles under .data/bench-profiles/<stamp>)
 //   BENCH_DATABASE_URL  use this PostgreSQL (a fresh schema in it) instead of a private one
+//   BENCH_PG_STATS=1 per-statement PostgreSQL times of each phase (.data/bench-pgstats/<stamp>-<phase>.txt)
 import { randomBytes } from 'node:crypto'
 import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
@@ -12,6 +13,7 @@ import { join } from 'node:path'
 import { createMigratedSchema, dropSchema } from '@mailer/db/testing'
 import { connect } from 'nats'
 import { CpuMeter } from './cpu.js'
+import { PG_STATS_SETTINGS, PgStats } from './pg-stats.js'
 import { acceptPhase, baselinePhase, batchPhase } from './phases-accept.js'
 import { endToEndPhase, webhookPhase } from './phases-flow.js'
 import { type BenchReport, renderReport } from './report.js'
@@ -56,7 +58,10 @@ const report: BenchReport = {
   notes: [],
 }
 
-const pg = process.env.BENCH_DATABASE_URL ? null : await PrivatePostgres.start()
+const withPgStats = process.env.BENCH_PG_STATS === '1' && !process.env.BENCH_DATABASE_URL
+const pg = process.env.BENCH_DATABASE_URL
+  ? null
+  : await PrivatePostgres.start(withPgStats ? PG_STATS_SETTINGS : [])
 const baseUrl = process.env.BENCH_DATABASE_URL ?? pg!.url
 const schema = `bench_${randomBytes(4).toString('hex')}`
 const nats = await PrivateNats.start()
@@ -66,6 +71,10 @@ const adminKey = `bench-admin-${randomBytes(8).toString('hex')}`
 
 try {
   const databaseUrl = await createMigratedSchema(baseUrl, schema)
+  const stats = withPgStats ? await PgStats.open(baseUrl, stamp) : null
+  /** Runs a phase, with PostgreSQL's per-statement times when BENCH_PG_STATS=1. */
+  const phase = <T>(name: string, work: () => Promise<T>): Promise<T> =>
+    stats ? stats.around(name, work) : work()
   const port = await freePort()
   const env: Record<string, string> = {
     NODE_ENV: 'production',
@@ -107,11 +116,11 @@ try {
   const acceptP = await createProject(gatewayUrl, adminKey, 'bench-accept')
   if (PHASES.has('accept')) {
     log(`accept (load ${load1()})`)
-    report.accept = await acceptPhase(gatewayUrl, acceptP, SECONDS, meterFor())
+    report.accept = await phase('accept', () => acceptPhase(gatewayUrl, acceptP, SECONDS, meterFor()))
   }
   if (PHASES.has('batch')) {
     log(`batch (load ${load1()})`)
-    report.batch = await batchPhase(gatewayUrl, acceptP, SECONDS, meterFor())
+    report.batch = await phase('batch', () => batchPhase(gatewayUrl, acceptP, SECONDS, meterFor()))
   }
 
   // The accept phases left a backlog no dispatcher was reading: drop it so the flow phases
@@ -121,11 +130,13 @@ try {
   if (PHASES.has('e2e')) {
     const p = await createProject(gatewayUrl, adminKey, 'bench-e2e')
     log(`end to end, closed loop (load ${load1()})`)
-    report.e2e = await endToEndPhase(gatewayUrl, p, sinks.smtp, {
-      seconds: SECONDS,
-      connections: 32,
-      meter: meterFor(),
-    })
+    report.e2e = await phase('e2e', () =>
+      endToEndPhase(gatewayUrl, p, sinks.smtp, {
+        seconds: SECONDS,
+        connections: 32,
+        meter: meterFor(),
+      }),
+    )
     // Latency is only meaningful below capacity: offer 80 % of what was just sustained.
     const sustained = Number.isFinite(report.e2e.perSecond) ? report.e2e.perSecond : 0
     const rate = Math.max(50, Math.round(Math.min(sustained, 1_000) * 0.8))
@@ -144,13 +155,15 @@ try {
     // 200 emails/s × 3 events × 4 webhooks = 2,400 deliveries/s offered.
     const rate = 200
     log(`webhook fan-out at ${rate} emails/s (load ${load1()})`)
-    report.webhooks = await webhookPhase(gatewayUrl, p, sinks.hooks, {
-      seconds: SECONDS,
-      rate,
-      webhooks: WEBHOOKS,
-      eventsPerEmail: EVENTS_PER_EMAIL,
-      meter: meterFor(),
-    })
+    report.webhooks = await phase('webhooks', () =>
+      webhookPhase(gatewayUrl, p, sinks.hooks, {
+        seconds: SECONDS,
+        rate,
+        webhooks: WEBHOOKS,
+        eventsPerEmail: EVENTS_PER_EMAIL,
+        meter: meterFor(),
+      }),
+    )
   }
 
   for (const [name, s] of services) report.rss.push({ name, peakMiB: s.peakRssMiB() })
@@ -167,6 +180,10 @@ try {
   }
   writeFileSync(join(ensureDir(join(ROOT, '.data', 'bench-metrics')), `${stamp}.txt`), `${dump.join('\n')}\n`)
   report.conditions.push(`load average at the end: ${load1()}`)
+  if (stats) {
+    await stats.close()
+    report.notes.push(`PostgreSQL per-statement times: .data/bench-pgstats/${stamp}-<phase>.txt`)
+  }
   for (const [name, s] of services)
     if (s.errors.length) report.notes.push(`${name} logged ${s.errors.length} errors, e.g. ${s.errors[0]}`)
   if (profileDir)

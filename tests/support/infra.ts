@@ -108,13 +108,15 @@ export class PrivatePostgres {
   private constructor(
     private readonly bin: string,
     readonly port: number,
+    private readonly settings: string[],
   ) {}
 
-  static async start(): Promise<PrivatePostgres> {
+  /** `settings`: extra server settings (`name=value`), e.g. to preload pg_stat_statements. */
+  static async start(settings: string[] = []): Promise<PrivatePostgres> {
     const bin = postgresBin()
     if (!bin)
       throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)')
-    const pg = new PrivatePostgres(bin, await freePort())
+    const pg = new PrivatePostgres(bin, await freePort(), settings)
     if (process.getuid?.() === 0) chownSync(pg.dir, uid('postgres'), gid('postgres'))
     pg.run('initdb', ['-D', pg.dir, '-U', 'postgres', '--auth=trust', '--no-sync'])
     onExit(() => {
@@ -149,7 +151,8 @@ export class PrivatePostgres {
   }
 
   async up(): Promise<void> {
-    const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c max_connections=200`
+    const extra = this.settings.map((x) => ` -c ${x}`).join('')
+    const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c max_connections=200${extra}`
     this.run('pg_ctl', ['-D', this.dir, '-o', opts, '-l', join(this.dir, 'server.log'), '-w', 'start'])
     await until('PostgreSQL to listen', () => tcpOpen(this.port), 30_000)
   }

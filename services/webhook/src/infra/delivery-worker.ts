@@ -106,7 +106,7 @@ export class DeliveryWorker {
 
   /** Sets a timer for the earliest pending retry so it goes out on time, not at the next poll. */
   private async planWake(): Promise<void> {
-    const at = await this.store.nextDueAt(this.inflight, this.opts.perWebhook)
+    const at = await this.store.nextDueAt()
     if (!at) return
     const when = Math.max(at.getTime(), Date.now() + 20)
     if (when >= this.wakeAt && this.wake) return
