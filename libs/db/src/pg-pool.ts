@@ -11,7 +11,12 @@ export type PgClient = pg.PoolClient
  */
 export function createPgPool(
   databaseUrl: string,
-  opts: { max?: number; queryTimeoutMs?: number } = {},
+  opts: {
+    max?: number
+    queryTimeoutMs?: number
+    /** Server settings for every connection of this pool (`-c name=value`). */
+    settings?: Record<string, string>
+  } = {},
 ): PgPool {
   const url = new URL(databaseUrl)
   const schema = schemaOf(databaseUrl)
@@ -19,7 +24,10 @@ export function createPgPool(
   const pool = new pg.Pool({
     connectionString: url.toString(),
     max: opts.max ?? 4,
-    options: `-c search_path="${schema}"`,
+    options: [
+      `-c search_path="${schema}"`,
+      ...Object.entries(opts.settings ?? {}).map(([k, v]) => `-c ${k}=${v}`),
+    ].join(' '),
     connectionTimeoutMillis: 5_000,
     // A connection whose server vanished without a FIN (a node lost, a network partition) would
     // leave a query waiting forever and its caller holding a message: keepalives notice the dead

@@ -39,4 +39,22 @@ describe('inTransaction', () => {
       await short.end()
     }
   })
+
+  it('applies the given server settings to every connection', async () => {
+    const tuned = createPgPool(inject('databaseUrl'), { max: 2, settings: { enable_bitmapscan: 'off' } })
+    try {
+      const shown = await Promise.all(
+        [1, 2].map(
+          async () =>
+            (await tuned.query<{ v: string }>("SELECT current_setting('enable_bitmapscan') AS v")).rows[0]!.v,
+        ),
+      )
+      expect(shown).toEqual(['off', 'off'])
+      expect(
+        (await pool.query<{ v: string }>("SELECT current_setting('enable_bitmapscan') AS v")).rows[0]!.v,
+      ).toBe('on')
+    } finally {
+      await tuned.end()
+    }
+  })
 })
