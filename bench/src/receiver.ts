@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { listenAddress } from './sink.js'
 
 export interface Receipt {
   /** Event creation time (the payload's `createdAt`) and arrival time, ms since epoch. */
@@ -37,7 +38,8 @@ export class WebhookReceiver {
       })
     })
     r.server.keepAliveTimeout = 65_000
-    await new Promise<void>((resolve) => r.server.listen(0, '127.0.0.1', resolve))
+    const { port, host } = listenAddress('BENCH_WEBHOOK_PORT')
+    await new Promise<void>((resolve) => r.server.listen(port, host, resolve))
     r.port = (r.server.address() as AddressInfo).port
     return r
   }

@@ -6,6 +6,10 @@
 //   BENCH_PROFILE=1 run the services with --cpu-prof (profiles under .data/bench-profiles/<stamp>)
 //   BENCH_DATABASE_URL  use this PostgreSQL (a fresh schema in it) instead of a private one
 //   BENCH_PG_STATS=1 per-statement PostgreSQL times of each phase (.data/bench-pgstats/<stamp>-<phase>.txt)
+//   BASE_URL        measure a Mailer that is already running (`make dev`, an ingress) instead of
+//                   starting one; needs its ADMIN_API_KEY. Its dispatcher must relay to the bench's
+//                   SMTP sink (BENCH_SMTP_PORT, BENCH_SINK_HOST) for the end-to-end phase, and its
+//                   webhook service must reach BENCH_SINK_HOST:BENCH_WEBHOOK_PORT.
 import { randomBytes } from 'node:crypto'
 import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
@@ -36,6 +40,11 @@ const WEBHOOKS = 4
 /** Events each email produces once delivered: email.queued, email.sent, email.delivered. */
 const EVENTS_PER_EMAIL = 3
 const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+/** A running Mailer to measure (BASE_URL), or null: start one here. */
+const TARGET = process.env.BASE_URL?.replace(/\/+$/, '') || null
+if (TARGET && !process.env.ADMIN_API_KEY) throw new Error("BASE_URL needs the target's ADMIN_API_KEY")
+/** Project slugs of this run: a target's database keeps those of earlier runs. */
+const runId = randomBytes(3).toString('hex')
 const profileDir =
   process.env.BENCH_PROFILE === '1' ? ensureDir(join(ROOT, '.data', 'bench-profiles', stamp)) : null
 const log = (m: string) => console.error(`[bench] ${m}`)
@@ -67,7 +76,7 @@ const schema = `bench_${randomBytes(4).toString('hex')}`
 const nats = await PrivateNats.start()
 const sinks = await Sinks.start()
 const services = new Map<ServiceName, ServiceProcess>()
-const adminKey = `bench-admin-${randomBytes(8).toString('hex')}`
+const adminKey = TARGET ? process.env.ADMIN_API_KEY! : `bench-admin-${randomBytes(8).toString('hex')}`
 
 try {
   const databaseUrl = await createMigratedSchema(baseUrl, schema)
@@ -92,10 +101,15 @@ try {
     WEBHOOK_ALLOW_PRIVATE: 'true',
   }
   const start = async (name: ServiceName) => {
+    if (TARGET) return
     const flags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
     services.set(name, await ServiceProcess.start(name, env, flags))
   }
-  const gatewayUrl = `http://127.0.0.1:${port}`
+  const gatewayUrl = TARGET ?? `http://127.0.0.1:${port}`
+  if (TARGET)
+    report.conditions.push(
+      `target: the running Mailer at ${TARGET} (BASE_URL); the private PostgreSQL and NATS below serve the baseline only, and the CPU table covers this machine's bench processes, not the target's services`,
+    )
   report.conditions.push(
     `${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.version}; load average (1/5/15 min) at start: ${load1()}`,
     `PostgreSQL: ${pg ? `private cluster (${baseUrl}), default settings (fsync and synchronous_commit on)` : 'BENCH_DATABASE_URL'}; NATS: private nats-server with JetStream file storage`,
@@ -113,7 +127,7 @@ try {
   }
 
   for (const s of ['auth', 'email', 'gateway'] as const) await start(s)
-  const acceptP = await createProject(gatewayUrl, adminKey, 'bench-accept')
+  const acceptP = await createProject(gatewayUrl, adminKey, `bench-accept-${runId}`)
   if (PHASES.has('accept')) {
     log(`accept (load ${load1()})`)
     report.accept = await phase('accept', () => acceptPhase(gatewayUrl, acceptP, SECONDS, meterFor()))
@@ -125,10 +139,14 @@ try {
 
   // The accept phases left a backlog no dispatcher was reading: drop it so the flow phases
   // measure their own emails only (those emails stay `queued` in this throw-away schema).
-  await purgeStreams(nats.url)
+  if (!TARGET) await purgeStreams(nats.url)
+  else if (PHASES.has('accept') || PHASES.has('batch'))
+    report.notes.push(
+      "the accept phases' emails were still queued in the target when the flow phases began (its streams are not purged): run `BENCH_PHASES=e2e,webhooks` separately for clean flow figures",
+    )
   if (PHASES.has('e2e') || PHASES.has('webhooks')) await start('dispatcher')
   if (PHASES.has('e2e')) {
-    const p = await createProject(gatewayUrl, adminKey, 'bench-e2e')
+    const p = await createProject(gatewayUrl, adminKey, `bench-e2e-${runId}`)
     log(`end to end, closed loop (load ${load1()})`)
     report.e2e = await phase('e2e', () =>
       endToEndPhase(gatewayUrl, p, sinks.smtp, {
@@ -148,9 +166,9 @@ try {
     })
   }
   if (PHASES.has('webhooks')) {
-    await purgeStreams(nats.url, ['EVENTS'])
+    if (!TARGET) await purgeStreams(nats.url, ['EVENTS'])
     await start('webhook')
-    const p = await createProject(gatewayUrl, adminKey, 'bench-webhooks')
+    const p = await createProject(gatewayUrl, adminKey, `bench-webhooks-${runId}`)
     for (let i = 0; i < WEBHOOKS; i++) await addWebhook(gatewayUrl, p, sinks.webhookUrl(`/wh/${i}`))
     // 200 emails/s × 3 events × 4 webhooks = 2,400 deliveries/s offered.
     const rate = 200

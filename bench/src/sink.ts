@@ -40,7 +40,8 @@ export class SmtpSink {
     })
     // A client's reset arrives as an 'error' event; unhandled, it would end the sink mid-run.
     sink.server.on('error', () => undefined)
-    await new Promise<void>((resolve) => sink.server.listen(0, '127.0.0.1', resolve))
+    const { port, host } = listenAddress('BENCH_SMTP_PORT')
+    await new Promise<void>((resolve) => sink.server.listen(port, host, resolve))
     sink.port = (sink.server.server.address() as AddressInfo).port
     return sink
   }
@@ -52,4 +53,12 @@ export class SmtpSink {
   stop(): Promise<void> {
     return new Promise((resolve) => this.server.close(() => resolve()))
   }
+}
+
+/**
+ * Where a sink listens: loopback on a free port unless BENCH_SINK_HOST / the given port variable
+ * say otherwise (a Mailer started elsewhere, with BASE_URL, must be able to reach it).
+ */
+export function listenAddress(portVariable: string): { host: string; port: number } {
+  return { host: process.env.BENCH_SINK_HOST ?? '127.0.0.1', port: Number(process.env[portVariable] ?? 0) }
 }

@@ -13,6 +13,9 @@ export interface HookView {
   duplicates: number
 }
 
+/** The address the services reach the sinks at (BENCH_SINK_HOST; the child listens there too). */
+const SINK_HOST = process.env.BENCH_SINK_HOST ?? '127.0.0.1'
+
 /** Parent side of sinks-process.ts: the SMTP sink and the webhook receiver, in their own process. */
 export class Sinks {
   readonly smtp: SmtpView = { received: new Map(), duplicates: 0 }
@@ -43,11 +46,11 @@ export class Sinks {
   }
 
   get smtpUrl(): string {
-    return `smtp://127.0.0.1:${this.ports.smtpPort}`
+    return `smtp://${SINK_HOST}:${this.ports.smtpPort}`
   }
 
   webhookUrl(path: string): string {
-    return `http://127.0.0.1:${this.ports.webhookPort}${path}`
+    return `http://${SINK_HOST}:${this.ports.webhookPort}${path}`
   }
 
   async stop(): Promise<void> {

@@ -31,6 +31,12 @@ const pgConfig = () => {
   }
 }
 
+/**
+ * `?schema=` as the services read it (libs/db `schemaOf`): the migrations go where the services
+ * will look for the tables, not into `public`.
+ */
+const schema = () => new URL(process.env.DATABASE_URL!).searchParams.get('schema') ?? 'public'
+
 class MigratePg extends PrismaPg {
   async connect() {
     return patch(await super.connect())
@@ -55,7 +61,8 @@ class MigratePg extends PrismaPg {
 export default defineConfig({
   experimental: { adapter: true },
   engine: 'js',
-  adapter: async () => new MigratePg(pgConfig()),
+  adapter: async () =>
+    new MigratePg({ ...pgConfig(), options: `-c search_path="${schema()}"` }, { schema: schema() }),
   schema: 'prisma/schema.prisma',
   migrations: { path: 'prisma/migrations' },
 })

@@ -23,10 +23,11 @@ const admin = async (sql: string) => {
     await c.end()
   }
 }
-const prisma = (...args: string[]) =>
+const prisma = (...args: string[]) => prismaOn(url, ...args)
+const prismaOn = (databaseUrl: string, ...args: string[]) =>
   execFileSync(join(dbDir, 'node_modules/.bin/prisma'), args, {
     cwd: dbDir,
-    env: { ...process.env, DATABASE_URL: url },
+    env: { ...process.env, DATABASE_URL: databaseUrl },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -44,6 +45,25 @@ describe('prisma migrations', () => {
   it('apply with `prisma migrate deploy` on an empty database, and again as a no-op', () => {
     expect(prisma('migrate', 'deploy')).toContain('successfully applied')
     expect(prisma('migrate', 'deploy')).toContain('No pending migrations')
+  }, 120_000)
+
+  it('go into the schema that `?schema=` names, as the services read it, creating it if needed', async () => {
+    expect(prismaOn(`${url}?schema=mailer_ops`, 'migrate', 'deploy')).toContain('successfully applied')
+    const c = new pg.Client({ connectionString: url })
+    await c.connect()
+    try {
+      const { rows } = await c.query<{ schema: string; n: number }>(
+        `SELECT table_schema AS schema, count(*)::int AS n FROM information_schema.tables
+         WHERE table_name IN ('projects', 'emails', 'webhook_deliveries') GROUP BY 1 ORDER BY 1`,
+      )
+      // The first test put a set in public; this one adds the same set in mailer_ops.
+      expect(rows).toEqual([
+        { schema: 'mailer_ops', n: 3 },
+        { schema: 'public', n: 3 },
+      ])
+    } finally {
+      await c.end()
+    }
   }, 120_000)
 
   it('produce exactly the schema in schema.prisma (no drift)', () => {
