@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { listenAddress } from './sink.js'
+import { listenAddress } from './sink-address.js'
 
 export interface Receipt {
   /** Event creation time (the payload's `createdAt`) and arrival time, ms since epoch. */

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import { SMTPServer } from 'smtp-server'
+import { listenAddress } from './sink-address.js'
 
 /**
  * The SMTP relay the dispatcher delivers to during the bench: a real `smtp-server` that accepts
@@ -53,12 +54,4 @@ export class SmtpSink {
   stop(): Promise<void> {
     return new Promise((resolve) => this.server.close(() => resolve()))
   }
-}
-
-/**
- * Where a sink listens: loopback on a free port unless BENCH_SINK_HOST / the given port variable
- * say otherwise (a Mailer started elsewhere, with BASE_URL, must be able to reach it).
- */
-export function listenAddress(portVariable: string): { host: string; port: number } {
-  return { host: process.env.BENCH_SINK_HOST ?? '127.0.0.1', port: Number(process.env[portVariable] ?? 0) }
 }

@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { join } from 'node:path'
 import type { Receipt } from './receiver.js'
+import { SINK_HOST } from './sink-address.js'
 import { until } from './stack.js'
 
 /** What the flow phases read: SMTP arrivals per email id, webhook arrivals per (path, event id). */
@@ -12,9 +13,6 @@ export interface HookView {
   receipts: Map<string, Receipt>
   duplicates: number
 }
-
-/** The address the services reach the sinks at (BENCH_SINK_HOST; the child listens there too). */
-const SINK_HOST = process.env.BENCH_SINK_HOST ?? '127.0.0.1'
 
 /** Parent side of sinks-process.ts: the SMTP sink and the webhook receiver, in their own process. */
 export class Sinks {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BrowserContext, chromium, type Page } from 'playwright-core'
 import { expect } from 'vitest'
+import { settleWithin } from '../support/infra.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const DASHBOARD = join(ROOT, 'services', 'gateway', 'dashboard')
@@ -64,14 +65,10 @@ export async function launchBrowser(): Promise<{ context: BrowserContext; close:
     // Bounded: on a loaded machine Chromium can take its time to exit, and a test file's
     // teardown must not fail for it (playwright kills the browser when the worker exits anyway).
     close: async () => {
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([
+      await settleWithin(
         context.close().catch(() => undefined),
-        new Promise((r) => {
-          timer = setTimeout(r, 15_000)
-        }),
-      ])
-      clearTimeout(timer)
+        15_000,
+      )
       rmSync(profile, { recursive: true, force: true })
     },
   }

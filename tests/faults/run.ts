@@ -110,7 +110,7 @@ try {
       what: `connections refused while the gateway was up: ${refusedElsewhere.map((r) => r.fault).join(', ')}`,
     },
   )
-  const crashed = [...p.procs.values()].filter((s) => s.errors.some((e) => e.includes('exited on its own')))
+  const crashed = [...p.procs.values()].filter((s) => s.diedOnItsOwn)
   checks.push({
     ok: crashed.length === 0,
     what: `services died on their own (not killed by the run): ${crashed.map((s) => s.name).join(', ')}`,

@@ -46,6 +46,8 @@ export class PrivateNats {
 
   static async start(): Promise<PrivateNats> {
     const n = new PrivateNats(await freePort())
+    // The server of the moment (up() after a kill() starts a new one).
+    onExit(() => n.proc?.kill('SIGKILL'))
     await n.up()
     return n
   }
@@ -61,11 +63,9 @@ export class PrivateNats {
   async up(): Promise<void> {
     if (spawnSync('sh', ['-c', 'command -v nats-server']).status !== 0)
       throw new Error('nats-server is not installed (apt-get install nats-server)')
-    const proc = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
+    this.proc = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
       stdio: 'ignore',
     })
-    this.proc = proc
-    onExit(() => proc.kill('SIGKILL'))
     await until('nats-server to listen', () => tcpOpen(this.port), 15_000)
   }
 
@@ -188,4 +188,20 @@ export function onExit(hook: () => void): void {
       for (const h of exitHooks) h()
     })
   exitHooks.add(hook)
+}
+
+/**
+ * Waits for `p` for at most `ms`: true when it settled in time, false when it did not (it goes
+ * on unobserved). A rejection in time is thrown. Bounds teardown steps on a loaded machine.
+ */
+export async function settleWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms)
+  })
+  try {
+    return await Promise.race([p.then(() => true as const), late])
+  } finally {
+    clearTimeout(timer)
+  }
 }

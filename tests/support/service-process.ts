@@ -20,6 +20,8 @@ export class ServiceProcess {
   readonly errors: string[] = []
   /** Set by kill/stop: an exit after it was asked for. */
   private stopping = false
+  /** The process exited without kill/stop asking it to (a crash: a finding of its own). */
+  diedOnItsOwn = false
 
   private constructor(
     readonly name: ServiceName,
@@ -68,7 +70,9 @@ export class ServiceProcess {
     })
     // A service that dies on its own (not through kill/stop) is a finding of its own.
     proc.once('exit', (code, signal) => {
-      if (!s.stopping) s.errors.push(`${name} exited on its own (code ${code}, signal ${signal})`)
+      if (s.stopping) return
+      s.diedOnItsOwn = true
+      s.errors.push(`${name} exited on its own (code ${code}, signal ${signal})`)
     })
     await until(`${name} ready`, async () => {
       if (proc.exitCode !== null) throw new Error(`${name} exited: ${s.errors.slice(-5).join('\n')}`)

@@ -1,4 +1,5 @@
 import type { TestEnv } from '@mailer/testing'
+import { settleWithin } from './infra.js'
 
 export type ServiceName = 'gateway' | 'auth' | 'email' | 'dispatcher' | 'webhook' | 'broadcast' | 'analytics'
 
@@ -64,16 +65,13 @@ export class Stack {
     this.running.delete(name)
     if (!h) return
     // A drain is bounded inside the service; this bounds the rest (pool and socket closes) so an
-    // afterAll hook never hangs on a busy machine.
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), 15_000)
-    })
-    if ((await Promise.race([h.stop().then(() => 'done' as const), late])) === 'late') {
-      // Same bound for the forced close: what is left is garbage-collected with the worker.
-      await Promise.race([h.kill().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000).unref())])
-    }
-    clearTimeout(timer)
+    // afterAll hook never hangs on a busy machine. Same bound for the forced close: what is left
+    // is garbage-collected with the worker.
+    if (!(await settleWithin(h.stop(), 15_000)))
+      await settleWithin(
+        h.kill().catch(() => undefined),
+        5_000,
+      )
   }
 
   /** Drops connections without draining, as a crash would. */

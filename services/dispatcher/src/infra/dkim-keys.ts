@@ -41,13 +41,8 @@ export class DkimKeys {
       where: { projectId_name: { projectId, name: domain } },
       select: { name: true, dkimSelector: true, dkimPrivateKey: true },
     })
-    // Parsed once here, not by every signature (see DkimKey).
     return row
-      ? {
-          domainName: row.name,
-          keySelector: row.dkimSelector,
-          privateKey: createPrivateKey(row.dkimPrivateKey),
-        }
+      ? { domainName: row.name, keySelector: row.dkimSelector, privateKey: parsedKey(row.dkimPrivateKey) }
       : null
   }
 }

@@ -44,7 +44,8 @@ export async function storeAccepted(pool: PgPool, req: StoreRequest): Promise<St
 }
 
 /**
- * One transaction for one or more requests (the accept path's GroupCommit combines concurrent ones), in two steps:
+ * One transaction for one or more requests (the accept path's GroupCommit combines concurrent
+ * ones), in two steps:
  * everything the emails need, in one multi-table insert (accept-sql.ts), then the limits, counted
  * last with one upsert per project and window, so a project's counter rows stay locked only for
  * that statement and the commit. Emails the limits do not admit (rare: callers pre-check the

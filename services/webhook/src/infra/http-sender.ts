@@ -77,16 +77,16 @@ export class HttpSender {
       let status: number | null = null
       const chunks: Buffer[] = []
       let read = 0
+      /** The answer was read to its end: the connection goes back to the agent for reuse. */
+      let ended = false
       const finish = (r: SendResult, staleSocket = false) => {
         if (settled) return
         settled = true
         clearTimeout(timer)
-        // An answer read to its end leaves the connection to the agent for reuse; anything
-        // else (time-out, cut-off body, error) closes it.
-        if (!(r.outcome !== 'timeout' && ended)) req.destroy()
+        // Anything else (time-out, cut-off body, error) closes the connection.
+        if (!ended) req.destroy()
         resolve({ result: r, staleSocket })
       }
-      let ended = false
       const fromResponse = (): SendResult => {
         const text = Buffer.concat(chunks).toString('utf8').slice(0, WEBHOOK_RESPONSE_BODY_MAX)
         const ok = status !== null && status >= 200 && status < 300
