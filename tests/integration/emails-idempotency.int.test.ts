@@ -95,6 +95,24 @@ describe('idempotency (contract.md part 3)', () => {
     expect(b.body.idempotent).toBeUndefined()
   })
 
+  it('repeats arriving together from two projects each answer with their own project email', async () => {
+    // Concurrent requests share one lookup round trip; keys must still be matched per project.
+    const gamma = await projectWithDomain(client, 'gamma')
+    const a = await send(email(acme.from), acme.live, 'k-together')
+    const g = await send(email(gamma.from), gamma.live, 'k-together')
+    const repeats = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        i % 2
+          ? send(email(gamma.from), gamma.live, 'k-together')
+          : send(email(acme.from), acme.live, 'k-together'),
+      ),
+    )
+    repeats.forEach((r, i) => {
+      expect(r.status).toBe(202)
+      expect(r.body).toEqual({ id: i % 2 ? g.body.id : a.body.id, status: 'queued', idempotent: true })
+    })
+  })
+
   it('a test send repeats with 200 test; a scheduled send repeats with 202 scheduled', async () => {
     const t = await send(email(acme.from), acme.test, 'k-test')
     const t2 = await send(email(acme.from), acme.test, 'k-test')

@@ -49,6 +49,19 @@ describe('per-minute rate limit (interface.md part 8)', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(7)
   })
 
+  it('two projects sending at the same moment each get their own allowance', async () => {
+    const p = await projectWithDomain(client, 'twin-a')
+    const q = await projectWithDomain(client, 'twin-b')
+    await send(q, { to: 'first@x.test' })
+    const results = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => send(i % 2 ? q : p, { to: `tw${i}@x.test` })),
+    )
+    const accepted = (odd: number) => results.filter((r, i) => i % 2 === odd && r.status === 202)
+    expect(accepted(0)).toHaveLength(5)
+    expect(accepted(1)).toHaveLength(4)
+    expect(results.filter((r) => r.status !== 202).every((r) => r.status === 429)).toBe(true)
+  })
+
   it('test keys never count and are never limited', async () => {
     const p = await projectWithDomain(client, 'testkey')
     for (let i = 0; i < 7; i++) expect((await send(p, {}, p.test)).status).toBe(200)

@@ -21,7 +21,7 @@ import {
 } from '../domain/prepare.js'
 import { acceptedStatus } from '../domain/records.js'
 import { type Limits, type NewEmail, type StoreRequest, storeMany } from '../infra/accept-store.js'
-import { findByKeys, lookupForSend } from '../infra/send-lookups.js'
+import { findByKeys, type LookupQuery, lookupMany, type SendLookups } from '../infra/send-lookups.js'
 
 /** One send input with the idempotency key sources around it. */
 export interface AcceptItem {
@@ -76,6 +76,13 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     slots: 2,
     maxItems: 1_000,
     sizeOf: (r) => r.emails.length,
+  })
+  // The reads before the write are batched the same way: one round trip for the requests that
+  // arrive while a lookup is in flight, instead of one per request.
+  const lookups = new GroupCommit((qs: LookupQuery[]) => lookupMany(pool, qs), {
+    slots: 2,
+    maxItems: 1_000,
+    sizeOf: (q) => Math.max(1, q.addresses.length),
   })
 
   return async (caller, items, opts) => {
@@ -132,13 +139,13 @@ export function makeAcceptor(ctx: EmailContext): Accept {
       keyed: existing,
       counters,
     } = checked.length > 0
-      ? await lookupForSend(pool, {
+      ? await lookups.submit({
           projectId: project.id,
           addresses,
           keys,
           windows: limits?.windows ?? null,
         })
-      : { suppressed: new Set<string>(), keyed: new Map(), counters: null }
+      : ({ suppressed: new Set<string>(), keyed: new Map(), counters: null } satisfies SendLookups)
 
     // suppression → headers → template → subject → attachments → size → schedule
     const prepared = await Promise.all(

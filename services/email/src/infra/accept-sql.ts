@@ -59,14 +59,17 @@ WITH d AS (DELETE FROM emails WHERE id = ANY($1::text[])),
 DELETE FROM outbox WHERE id = ANY($2::bigint[])`
 
 /**
- * What the accept path reads before it writes, in one round trip: which recipients are
- * suppressed, which idempotency keys are taken, and the project's limit counters.
+ * What the accept path reads before it writes, for every request waiting at that moment, in one
+ * round trip: which recipients are suppressed (the list is deployment-wide), which idempotency
+ * keys are taken (project, key pairs) and the limit counters (project, window pairs).
  */
 export const SEND_LOOKUPS_SQL = `
 SELECT
   (SELECT coalesce(json_agg(address), '[]'::json) FROM suppressions WHERE address = ANY($1::text[])) AS suppressed,
-  (SELECT coalesce(json_agg(json_build_object('id', id, 'mode', mode, 'scheduledAt', scheduled_at,
-      'requestHash', request_hash, 'idempotencyKey', idempotency_key)), '[]'::json)
-   FROM emails WHERE project_id = $2 AND idempotency_key = ANY($3::text[])) AS keyed,
-  (SELECT coalesce(json_object_agg("window", count), '{}'::json)
-   FROM send_counters WHERE project_id = $2 AND "window" = ANY($4::text[])) AS counters`
+  (SELECT coalesce(json_agg(json_build_object('projectId', e.project_id, 'id', e.id, 'mode', e.mode,
+      'scheduledAt', e.scheduled_at, 'requestHash', e.request_hash, 'idempotencyKey', e.idempotency_key)), '[]'::json)
+   FROM unnest($2::text[], $3::text[]) AS k(project_id, key)
+   JOIN emails e ON e.project_id = k.project_id AND e.idempotency_key = k.key) AS keyed,
+  (SELECT coalesce(json_agg(json_build_object('projectId', c.project_id, 'window', c."window", 'count', c.count)), '[]'::json)
+   FROM unnest($4::text[], $5::text[]) AS w(project_id, "window")
+   JOIN send_counters c ON c.project_id = w.project_id AND c."window" = w."window") AS counters`

@@ -20,45 +20,72 @@ export interface SendLookups {
   counters: CounterState | null
 }
 
-const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T
+export interface LookupQuery {
+  projectId: string
+  addresses: string[]
+  keys: string[]
+  windows: CounterWindows | null
+}
 
-/** Suppressions, idempotency keys and limit counters for one request, in one round trip. */
-export async function lookupForSend(
-  pool: PgPool,
-  q: { projectId: string; addresses: string[]; keys: string[]; windows: CounterWindows | null },
-): Promise<SendLookups> {
-  const w = q.windows
-  const windowKeys = w ? [w.previous.key, w.current.key, w.day.key] : []
-  if (q.addresses.length === 0 && q.keys.length === 0 && !w)
-    return { suppressed: new Set(), keyed: new Map(), counters: null }
+const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T
+const nothing = (): SendLookups => ({ suppressed: new Set(), keyed: new Map(), counters: null })
+const pair = (a: string, b: string) => `${a}\u0000${b}`
+
+/**
+ * Suppressions, idempotency keys and limit counters for many requests (of any projects) in one
+ * round trip; answers one result per query, in order. The accept path batches the requests that
+ * wait while a lookup is in flight (GroupCommit), so a busy email service reads once per batch.
+ */
+export async function lookupMany(pool: PgPool, queries: LookupQuery[]): Promise<SendLookups[]> {
+  const windowKeys = (w: CounterWindows) => [w.previous.key, w.current.key, w.day.key]
+  const asked = queries.filter((q) => q.addresses.length > 0 || q.keys.length > 0 || q.windows)
+  if (asked.length === 0) return queries.map(nothing)
+  const keyPairs = asked.flatMap((q) => q.keys.map((k) => [q.projectId, k] as const))
+  const windowPairs = asked.flatMap((q) =>
+    q.windows ? windowKeys(q.windows).map((w) => [q.projectId, w] as const) : [],
+  )
   const {
     rows: [row],
   } = await pool.query<{ suppressed: unknown; keyed: unknown; counters: unknown }>(SEND_LOOKUPS_SQL, [
-    q.addresses,
-    q.projectId,
-    q.keys,
-    windowKeys,
+    [...new Set(asked.flatMap((q) => q.addresses))],
+    keyPairs.map((p) => p[0]),
+    keyPairs.map((p) => p[1]),
+    windowPairs.map((p) => p[0]),
+    windowPairs.map((p) => p[1]),
   ])
-  const keyed = json<Array<Omit<KeyedEmail, 'scheduledAt'> & { scheduledAt: string | null }>>(
-    row?.keyed ?? [],
-  )
-  const counts = json<Record<string, number>>(row?.counters ?? {})
-  return {
-    suppressed: new Set(json<string[]>(row?.suppressed ?? [])),
-    keyed: new Map(
-      keyed.map((k) => [
-        k.idempotencyKey!,
-        { ...k, scheduledAt: k.scheduledAt ? new Date(k.scheduledAt) : null },
-      ]),
-    ),
-    counters: w
-      ? {
-          previous: counts[w.previous.key] ?? 0,
-          current: counts[w.current.key] ?? 0,
-          day: counts[w.day.key] ?? 0,
-        }
-      : null,
+  const suppressed = new Set(json<string[]>(row?.suppressed ?? []))
+  const keyed = new Map<string, KeyedEmail>()
+  for (const k of json<
+    Array<Omit<KeyedEmail, 'scheduledAt'> & { projectId: string; scheduledAt: string | null }>
+  >(row?.keyed ?? [])) {
+    const { projectId, ...email } = k
+    keyed.set(pair(projectId, k.idempotencyKey!), {
+      ...email,
+      scheduledAt: k.scheduledAt ? new Date(k.scheduledAt) : null,
+    })
   }
+  const counts = new Map(
+    json<Array<{ projectId: string; window: string; count: number }>>(row?.counters ?? []).map((c) => [
+      pair(c.projectId, c.window),
+      Number(c.count),
+    ]),
+  )
+  return queries.map((q) => {
+    const w = q.windows
+    const count = (key: string) => counts.get(pair(q.projectId, key)) ?? 0
+    return {
+      suppressed: new Set(q.addresses.filter((a) => suppressed.has(a))),
+      keyed: new Map(
+        q.keys.flatMap((k) => {
+          const e = keyed.get(pair(q.projectId, k))
+          return e ? [[k, e] as const] : []
+        }),
+      ),
+      counters: w
+        ? { previous: count(w.previous.key), current: count(w.current.key), day: count(w.day.key) }
+        : null,
+    }
+  })
 }
 
 /** Emails of the project holding any of `keys`, by key (one query). */
