@@ -58,13 +58,19 @@ export async function storeMany(pool: PgPool, reqs: StoreRequest[]): Promise<Sto
   return inTransaction(pool, async (tx) => {
     const {
       rows: [res],
-    } = await tx.query<{ inserted: unknown; outbox: unknown }>(INSERT_ACCEPTED_SQL, [
-      JSON.stringify(all('emails')),
-      JSON.stringify(all('recipients')),
-      JSON.stringify(all('contents')),
-      JSON.stringify(all('events')),
-      JSON.stringify(all('outbox')),
-    ])
+    } = await tx.query<{ inserted: unknown; outbox: unknown }>({
+      // Named: each connection plans this statement once (planning it cost more than running it
+      // for a request or two; bench/README.md).
+      name: 'accept-insert',
+      text: INSERT_ACCEPTED_SQL,
+      values: [
+        JSON.stringify(all('emails')),
+        JSON.stringify(all('recipients')),
+        JSON.stringify(all('contents')),
+        JSON.stringify(all('events')),
+        JSON.stringify(all('outbox')),
+      ],
+    })
     const inserted = new Set(json<string[]>(res?.inserted ?? []))
     const emailOfMsg = new Map(built.flatMap((b) => b.outbox.map((o) => [o.msg_id, o.email_id] as const)))
     const outboxByEmail = new Map<string, OutboxRows>()
@@ -121,12 +127,13 @@ export async function storeMany(pool: PgPool, reqs: StoreRequest[]): Promise<Sto
  */
 async function countSends(tx: Tx, projectId: string, limits: Limits, n: number): Promise<Admission> {
   const w = limits.windows
-  const { rows } = await tx.query<{ window: string; count: number }>(
-    `INSERT INTO send_counters (project_id, "window", count, expires_at)
+  const { rows } = await tx.query<{ window: string; count: number }>({
+    name: 'accept-count',
+    text: `INSERT INTO send_counters (project_id, "window", count, expires_at)
      VALUES ($1, $2, 0, $3::timestamptz), ($1, $4, $8::int, $5::timestamptz), ($1, $6, $8::int, $7::timestamptz)
      ON CONFLICT (project_id, "window") DO UPDATE SET count = send_counters.count + EXCLUDED.count
      RETURNING "window", count`,
-    [
+    values: [
       projectId,
       w.previous.key,
       w.previous.expiresAt,
@@ -136,7 +143,7 @@ async function countSends(tx: Tx, projectId: string, limits: Limits, n: number):
       w.day.expiresAt,
       n,
     ],
-  )
+  })
   const after = new Map(rows.map((r) => [r.window, Number(r.count)]))
   const state: CounterState = {
     previous: after.get(w.previous.key) ?? 0,

@@ -46,13 +46,17 @@ export async function lookupMany(pool: PgPool, queries: LookupQuery[]): Promise<
   )
   const {
     rows: [row],
-  } = await pool.query<{ suppressed: unknown; keyed: unknown; counters: unknown }>(SEND_LOOKUPS_SQL, [
-    [...new Set(asked.flatMap((q) => q.addresses))],
-    keyPairs.map((p) => p[0]),
-    keyPairs.map((p) => p[1]),
-    windowPairs.map((p) => p[0]),
-    windowPairs.map((p) => p[1]),
-  ])
+  } = await pool.query<{ suppressed: unknown; keyed: unknown; counters: unknown }>({
+    name: 'accept-lookups',
+    text: SEND_LOOKUPS_SQL,
+    values: [
+      [...new Set(asked.flatMap((q) => q.addresses))],
+      keyPairs.map((p) => p[0]),
+      keyPairs.map((p) => p[1]),
+      windowPairs.map((p) => p[0]),
+      windowPairs.map((p) => p[1]),
+    ],
+  })
   const suppressed = new Set(json<string[]>(row?.suppressed ?? []))
   const keyed = new Map<string, KeyedEmail>()
   for (const k of json<
