@@ -1,8 +1,10 @@
 import type { Outbox } from '@mailer/bus'
-import { type Db, inTransaction, type PgClient, type PgPool } from '@mailer/db'
+import { type Db, inTransaction, type PgClient, type PgPool, statement } from '@mailer/db'
 import { type Admission, admit, type CounterState, type CounterWindows } from '../domain/limits.js'
 import { acceptRows, type NewEmail, type RowContext } from './accept-rows.js'
 import { DELETE_REFUSED_SQL, INSERT_ACCEPTED_SQL } from './accept-sql.js'
+
+const INSERT_ACCEPTED = statement('accept-insert', INSERT_ACCEPTED_SQL)
 
 export type { NewEmail } from './accept-rows.js'
 
@@ -58,19 +60,15 @@ export async function storeMany(pool: PgPool, reqs: StoreRequest[]): Promise<Sto
   return inTransaction(pool, async (tx) => {
     const {
       rows: [res],
-    } = await tx.query<{ inserted: unknown; outbox: unknown }>({
-      // Named: each connection plans this statement once (planning it cost more than running it
-      // for a request or two; bench/README.md).
-      name: 'accept-insert',
-      text: INSERT_ACCEPTED_SQL,
-      values: [
+    } = await tx.query<{ inserted: unknown; outbox: unknown }>(
+      INSERT_ACCEPTED([
         JSON.stringify(all('emails')),
         JSON.stringify(all('recipients')),
         JSON.stringify(all('contents')),
         JSON.stringify(all('events')),
         JSON.stringify(all('outbox')),
-      ],
-    })
+      ]),
+    )
     const inserted = new Set(json<string[]>(res?.inserted ?? []))
     const emailOfMsg = new Map(built.flatMap((b) => b.outbox.map((o) => [o.msg_id, o.email_id] as const)))
     const outboxByEmail = new Map<string, OutboxRows>()
@@ -125,15 +123,18 @@ export async function storeMany(pool: PgPool, reqs: StoreRequest[]): Promise<Sto
  * window too, to read it under the same lock order), then gives back what was not admitted.
  * Rows are locked in one order (previous, current, day), so concurrent requests never deadlock.
  */
+const COUNT_SENDS = statement(
+  'accept-count',
+  `INSERT INTO send_counters (project_id, "window", count, expires_at)
+   VALUES ($1, $2, 0, $3::timestamptz), ($1, $4, $8::int, $5::timestamptz), ($1, $6, $8::int, $7::timestamptz)
+   ON CONFLICT (project_id, "window") DO UPDATE SET count = send_counters.count + EXCLUDED.count
+   RETURNING "window", count`,
+)
+
 async function countSends(tx: Tx, projectId: string, limits: Limits, n: number): Promise<Admission> {
   const w = limits.windows
-  const { rows } = await tx.query<{ window: string; count: number }>({
-    name: 'accept-count',
-    text: `INSERT INTO send_counters (project_id, "window", count, expires_at)
-     VALUES ($1, $2, 0, $3::timestamptz), ($1, $4, $8::int, $5::timestamptz), ($1, $6, $8::int, $7::timestamptz)
-     ON CONFLICT (project_id, "window") DO UPDATE SET count = send_counters.count + EXCLUDED.count
-     RETURNING "window", count`,
-    values: [
+  const { rows } = await tx.query<{ window: string; count: number }>(
+    COUNT_SENDS([
       projectId,
       w.previous.key,
       w.previous.expiresAt,
@@ -142,8 +143,8 @@ async function countSends(tx: Tx, projectId: string, limits: Limits, n: number):
       w.day.key,
       w.day.expiresAt,
       n,
-    ],
-  })
+    ]),
+  )
   const after = new Map(rows.map((r) => [r.window, Number(r.count)]))
   const state: CounterState = {
     previous: after.get(w.previous.key) ?? 0,

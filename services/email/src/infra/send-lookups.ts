@@ -1,6 +1,8 @@
-import type { Db, PgPool } from '@mailer/db'
+import { type Db, type PgPool, statement } from '@mailer/db'
 import type { CounterState, CounterWindows } from '../domain/limits.js'
 import { SEND_LOOKUPS_SQL } from './accept-sql.js'
+
+const SEND_LOOKUPS = statement('accept-lookups', SEND_LOOKUPS_SQL)
 
 /** An email already holding an idempotency key. */
 export interface KeyedEmail {
@@ -46,17 +48,15 @@ export async function lookupMany(pool: PgPool, queries: LookupQuery[]): Promise<
   )
   const {
     rows: [row],
-  } = await pool.query<{ suppressed: unknown; keyed: unknown; counters: unknown }>({
-    name: 'accept-lookups',
-    text: SEND_LOOKUPS_SQL,
-    values: [
+  } = await pool.query<{ suppressed: unknown; keyed: unknown; counters: unknown }>(
+    SEND_LOOKUPS([
       [...new Set(asked.flatMap((q) => q.addresses))],
       keyPairs.map((p) => p[0]),
       keyPairs.map((p) => p[1]),
       windowPairs.map((p) => p[0]),
       windowPairs.map((p) => p[1]),
-    ],
-  })
+    ]),
+  )
   const suppressed = new Set(json<string[]>(row?.suppressed ?? []))
   const keyed = new Map<string, KeyedEmail>()
   for (const k of json<
