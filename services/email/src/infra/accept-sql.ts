@@ -1,19 +1,18 @@
 /**
- * Everything one accepted request writes, as a single statement: the emails (in idempotency-key
- * order, so concurrent requests sharing keys lock them in one order; ON CONFLICT DO NOTHING, so
- * concurrent duplicates make one email), and for the emails actually inserted their recipients,
- * content, timeline events and outbox rows. Each table gets one multi-row insert fed from a JSON
- * parameter; the foreign keys hold because they are checked at the end of the statement.
- * Answers the inserted ids and the outbox rows (to publish after the commit).
+ * Everything accepted requests write: the emails (in idempotency-key order, so concurrent requests
+ * sharing keys lock them in one order; ON CONFLICT DO NOTHING, so concurrent duplicates make one
+ * email), and for the emails actually inserted their recipients, content, timeline events and
+ * outbox rows. Each table gets one multi-row insert fed from a JSON parameter; the foreign keys
+ * hold because they are checked at the end of the statement.
  */
-export const INSERT_ACCEPTED_SQL = `
+const ACCEPT_CTES = `
 WITH x AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
     id text, project_id text, api_key_id text, mode text, source text, status text, from_address text,
     reply_to text[], "to" text[], cc text[], bcc text[], subject text, text_preview text, tags jsonb,
     template text, template_version int, track_opens boolean, track_clicks boolean, idempotency_key text,
     request_hash text, broadcast_id text, contact_id text,
-    created_at timestamptz, queued_at timestamptz, scheduled_at timestamptz)
+    created_at timestamptz, queued_at timestamptz, scheduled_at timestamptz, grp int)
 ), e AS (
   INSERT INTO emails (id, project_id, api_key_id, mode, source, status, from_address, reply_to, "to", cc, bcc,
     subject, text_preview, tags, template, template_version, track_opens, track_clicks, idempotency_key,
@@ -46,11 +45,59 @@ WITH x AS (
   FROM jsonb_to_recordset($5::jsonb) AS o(email_id text, subject text, msg_id text, payload jsonb)
   JOIN e ON e.id = o.email_id
   RETURNING id, subject, msg_id, payload
-)
-SELECT
+)`
+
+/** What both statements answer: the inserted ids and the outbox rows (to publish after the commit). */
+const ACCEPT_RESULTS = `SELECT
   (SELECT coalesce(json_agg(id), '[]'::json) FROM e) AS inserted,
   (SELECT coalesce(json_agg(json_build_object('id', id::text, 'subject', subject, 'msgId', msg_id, 'payload', payload)),
     '[]'::json) FROM o) AS outbox`
+
+/** The rows alone; the limits are then counted by separate statements (accept-store.ts). */
+export const INSERT_ACCEPTED_SQL = `${ACCEPT_CTES}
+${ACCEPT_RESULTS}`
+
+/**
+ * The rows and the limits in one statement (one round trip, its own transaction): the inserted
+ * emails are counted per project and window ($6: one record per group of requests sharing a
+ * project and limits) and, if any group would pass its rate or daily limit,
+ * mailer_send_limit_reached() raises ML429 and nothing of it stays; the caller then takes the
+ * statement-by-statement path, which admits emails one by one. The check is `admit` of
+ * domain/limits.ts admitting every email: the rolling estimate (previous window weighted by what
+ * still overlaps, rounded up, plus the current one) at most the rate limit, and the day's count at
+ * most the daily limit (0: none). Counter rows are taken in (project, window) order, as the other
+ * path takes them, so the two never deadlock.
+ */
+export const INSERT_AND_COUNT_SQL = `${ACCEPT_CTES},
+g AS (
+  SELECT * FROM jsonb_to_recordset($6::jsonb) AS g(grp int, project_id text,
+    prev_key text, prev_expires timestamptz, cur_key text, cur_expires timestamptz,
+    day_key text, day_expires timestamptz, elapsed float8, rate_limit int, daily_limit int)
+), n AS (
+  SELECT g.grp, count(e.id)::int AS n
+  FROM g LEFT JOIN x ON x.grp = g.grp LEFT JOIN e ON e.id = x.id
+  GROUP BY g.grp
+), w AS (
+  SELECT project_id, "window", sum(add)::int AS add, max(expires_at) AS expires_at FROM (
+    SELECT g.project_id, g.prev_key AS "window", 0 AS add, g.prev_expires AS expires_at FROM g
+    UNION ALL SELECT g.project_id, g.cur_key, n.n, g.cur_expires FROM g JOIN n ON n.grp = g.grp
+    UNION ALL SELECT g.project_id, g.day_key, n.n, g.day_expires FROM g JOIN n ON n.grp = g.grp
+  ) t GROUP BY project_id, "window"
+), cnt AS (
+  INSERT INTO send_counters (project_id, "window", count, expires_at)
+  SELECT project_id, "window", add, expires_at FROM w ORDER BY project_id, "window"
+  ON CONFLICT (project_id, "window") DO UPDATE SET count = send_counters.count + EXCLUDED.count
+  RETURNING project_id, "window", count
+), over AS (
+  SELECT g.grp FROM g
+  LEFT JOIN cnt p ON p.project_id = g.project_id AND p."window" = g.prev_key
+  LEFT JOIN cnt c ON c.project_id = g.project_id AND c."window" = g.cur_key
+  LEFT JOIN cnt d ON d.project_id = g.project_id AND d."window" = g.day_key
+  WHERE ceil(coalesce(p.count, 0) * (1 - g.elapsed)) + coalesce(c.count, 0) > g.rate_limit
+     OR (g.daily_limit > 0 AND coalesce(d.count, 0) > g.daily_limit)
+)
+${ACCEPT_RESULTS},
+  (SELECT mailer_send_limit_reached() FROM over LIMIT 1) AS over`
 
 /** Takes back emails the limits did not admit: the rows, their events and their outbox rows. */
 export const DELETE_REFUSED_SQL = `

@@ -2,9 +2,10 @@ import type { Outbox } from '@mailer/bus'
 import { type Db, inTransaction, type PgClient, type PgPool, statement } from '@mailer/db'
 import { type Admission, admit, type CounterState, type CounterWindows } from '../domain/limits.js'
 import { acceptRows, type NewEmail, type RowContext } from './accept-rows.js'
-import { DELETE_REFUSED_SQL, INSERT_ACCEPTED_SQL } from './accept-sql.js'
+import { DELETE_REFUSED_SQL, INSERT_ACCEPTED_SQL, INSERT_AND_COUNT_SQL } from './accept-sql.js'
 
 const INSERT_ACCEPTED = statement('accept-insert', INSERT_ACCEPTED_SQL)
+const INSERT_AND_COUNT = statement('accept-insert-count', INSERT_AND_COUNT_SQL)
 
 export type { NewEmail } from './accept-rows.js'
 
@@ -33,7 +34,6 @@ export interface StoreResult {
   outboxRows: OutboxRows
 }
 
-const ALL_ADMITTED = (n: number): Admission => ({ admitted: n, errorFor: () => 'rate_limited' })
 const none = (): StoreResult => ({ accepted: new Set(), refused: new Map(), outboxRows: [] })
 
 // Raw JSON columns come back parsed or as text depending on the driver path.
@@ -45,60 +45,130 @@ export async function storeAccepted(pool: PgPool, req: StoreRequest): Promise<St
   return res!
 }
 
+// The SQLSTATE of mailer_send_limit_reached() (migration 20261127000000_send_limit_reached).
+const LIMIT_REACHED = 'ML429'
+
+type Built = ReturnType<typeof acceptRows>
+
 /**
- * One transaction for one or more requests (the accept path's GroupCommit combines concurrent
- * ones), in two steps:
- * everything the emails need, in one multi-table insert (accept-sql.ts), then the limits, counted
- * last with one upsert per project and window, so a project's counter rows stay locked only for
- * that statement and the commit. Emails the limits do not admit (rare: callers pre-check the
- * counters) are deleted again in the same transaction. Results come back in request order.
+ * Stores one or more requests (the accept path's GroupCommit combines concurrent ones); results
+ * come back in request order. Usually in one statement, rows and counters together
+ * (INSERT_AND_COUNT_SQL: one round trip instead of four); when that finds a limit would be passed
+ * it leaves nothing behind and the requests are stored step by step, admitting emails one by one.
  */
 export async function storeMany(pool: PgPool, reqs: StoreRequest[]): Promise<StoreResult[]> {
   const built = reqs.map((r) => acceptRows(r, r.emails))
   if (built.every((b) => b.emails.length === 0)) return reqs.map(none)
-  const all = <K extends keyof (typeof built)[number]>(k: K) => built.flatMap((b) => b[k] as unknown[])
+  try {
+    return await storeInOne(pool, reqs, built)
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== LIMIT_REACHED) throw err
+  }
+  return storeStepByStep(pool, reqs, built)
+}
+
+/**
+ * Requests sharing a project and limits are counted together, in arrival order; groups are
+ * counted in one global order (project, window) so concurrent transactions never deadlock.
+ * Requests without limits (test keys) are left out.
+ */
+function limitGroups(reqs: StoreRequest[], include: (i: number) => boolean): Map<string, number[]> {
+  const groups = new Map<string, number[]>()
+  reqs.forEach((r, i) => {
+    if (!r.limits || !include(i)) return
+    const g = `${r.projectId}|${r.limits.windows.current.key}|${r.limits.windows.day.key}|${r.limits.rateLimit}|${r.limits.dailyLimit}`
+    groups.set(g, [...(groups.get(g) ?? []), i])
+  })
+  return new Map([...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+}
+
+/** The inserted ids, and the outbox rows by email. */
+function readInserted(built: Built[], res: { inserted: unknown; outbox: unknown } | undefined) {
+  const inserted = new Set(json<string[]>(res?.inserted ?? []))
+  const emailOfMsg = new Map(built.flatMap((b) => b.outbox.map((o) => [o.msg_id, o.email_id] as const)))
+  const outboxByEmail = new Map<string, OutboxRows>()
+  for (const r of json<Array<{ id: string; subject: string; msgId: string; payload: unknown }>>(
+    res?.outbox ?? [],
+  )) {
+    const emailId = emailOfMsg.get(r.msgId) ?? ''
+    outboxByEmail.set(emailId, [...(outboxByEmail.get(emailId) ?? []), { ...r, id: BigInt(r.id) }])
+  }
+  return { inserted, outboxByEmail }
+}
+
+const rowParams = (built: Built[], grpOf: (i: number) => number | null) => {
+  const all = <K extends keyof Built>(k: K) => built.flatMap((b) => b[k] as unknown[])
+  return [
+    JSON.stringify(built.flatMap((b, i) => b.emails.map((e) => ({ ...e, grp: grpOf(i) })))),
+    JSON.stringify(all('recipients')),
+    JSON.stringify(all('contents')),
+    JSON.stringify(all('events')),
+    JSON.stringify(all('outbox')),
+  ]
+}
+
+async function storeInOne(pool: PgPool, reqs: StoreRequest[], built: Built[]): Promise<StoreResult[]> {
+  const groups = [...limitGroups(reqs, () => true).values()]
+  const grpOf = new Map(groups.flatMap((members, g) => members.map((i) => [i, g] as const)))
+  const {
+    rows: [res],
+  } = await pool.query<{ inserted: unknown; outbox: unknown }>(
+    INSERT_AND_COUNT([
+      ...rowParams(built, (i) => grpOf.get(i) ?? null),
+      JSON.stringify(
+        groups.map((members, g) => {
+          const r = reqs[members[0]!]!
+          const w = r.limits!.windows
+          return {
+            grp: g,
+            project_id: r.projectId,
+            prev_key: w.previous.key,
+            prev_expires: w.previous.expiresAt,
+            cur_key: w.current.key,
+            cur_expires: w.current.expiresAt,
+            day_key: w.day.key,
+            day_expires: w.day.expiresAt,
+            elapsed: w.elapsed,
+            rate_limit: r.limits!.rateLimit,
+            daily_limit: r.limits!.dailyLimit,
+          }
+        }),
+      ),
+    ]),
+  )
+  const { inserted, outboxByEmail } = readInserted(built, res)
+  return reqs.map((r) => {
+    const result = none()
+    for (const e of r.emails) {
+      if (!inserted.has(e.id)) continue
+      result.accepted.add(e.id)
+      result.outboxRows.push(...(outboxByEmail.get(e.id) ?? []))
+    }
+    return result
+  })
+}
+
+/**
+ * One transaction in steps: everything the emails need, in one multi-table insert, then the
+ * limits, counted last with one upsert per project and window, so a project's counter rows stay
+ * locked only for that statement and the commit. Emails the limits do not admit are deleted again
+ * in the same transaction.
+ */
+async function storeStepByStep(pool: PgPool, reqs: StoreRequest[], built: Built[]): Promise<StoreResult[]> {
   return inTransaction(pool, async (tx) => {
     const {
       rows: [res],
-    } = await tx.query<{ inserted: unknown; outbox: unknown }>(
-      INSERT_ACCEPTED([
-        JSON.stringify(all('emails')),
-        JSON.stringify(all('recipients')),
-        JSON.stringify(all('contents')),
-        JSON.stringify(all('events')),
-        JSON.stringify(all('outbox')),
-      ]),
-    )
-    const inserted = new Set(json<string[]>(res?.inserted ?? []))
-    const emailOfMsg = new Map(built.flatMap((b) => b.outbox.map((o) => [o.msg_id, o.email_id] as const)))
-    const outboxByEmail = new Map<string, OutboxRows>()
-    for (const r of json<Array<{ id: string; subject: string; msgId: string; payload: unknown }>>(
-      res?.outbox ?? [],
-    )) {
-      const emailId = emailOfMsg.get(r.msgId) ?? ''
-      outboxByEmail.set(emailId, [...(outboxByEmail.get(emailId) ?? []), { ...r, id: BigInt(r.id) }])
-    }
+    } = await tx.query<{ inserted: unknown; outbox: unknown }>(INSERT_ACCEPTED(rowParams(built, () => null)))
+    const { inserted, outboxByEmail } = readInserted(built, res)
     const kept = reqs.map((r) => r.emails.filter((e) => inserted.has(e.id)))
     const results: StoreResult[] = reqs.map(none)
-
-    // Requests sharing a project and limits are counted together, in arrival order; groups are
-    // counted in one global order (project, window) so concurrent transactions never deadlock.
-    const groups = new Map<string, number[]>()
-    reqs.forEach((r, i) => {
-      if (kept[i]!.length === 0) return
-      const g = r.limits
-        ? `${r.projectId}|${r.limits.windows.current.key}|${r.limits.windows.day.key}|${r.limits.rateLimit}|${r.limits.dailyLimit}`
-        : `~unlimited|${i}`
-      groups.set(g, [...(groups.get(g) ?? []), i])
-    })
+    const counted = new Set<number>()
     const refusedAll: string[] = []
-    for (const g of [...groups.keys()].sort()) {
-      const members = groups.get(g)!
+    for (const members of limitGroups(reqs, (i) => kept[i]!.length > 0).values()) {
+      for (const i of members) counted.add(i)
       const emails = members.flatMap((i) => kept[i]!.map((e) => ({ i, id: e.id })))
       const first = reqs[members[0]!]!
-      const admission = first.limits
-        ? await countSends(tx, first.projectId, first.limits, emails.length)
-        : ALL_ADMITTED(emails.length)
+      const admission = await countSends(tx, first.projectId, first.limits!, emails.length)
       emails.forEach((e, j) => {
         const r = results[e.i]!
         if (j < admission.admitted) {
@@ -110,6 +180,14 @@ export async function storeMany(pool: PgPool, reqs: StoreRequest[]): Promise<Sto
         }
       })
     }
+    // Sends that are never counted (test keys) are all admitted.
+    kept.forEach((emails, i) => {
+      if (counted.has(i)) return
+      for (const e of emails) {
+        results[i]!.accepted.add(e.id)
+        results[i]!.outboxRows.push(...(outboxByEmail.get(e.id) ?? []))
+      }
+    })
     if (refusedAll.length > 0) {
       const drop = refusedAll.flatMap((id) => (outboxByEmail.get(id) ?? []).map((r) => r.id))
       await tx.query(DELETE_REFUSED_SQL, [refusedAll, drop])
