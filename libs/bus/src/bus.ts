@@ -4,15 +4,18 @@ import type { Logger, Metrics } from '@mailer/observability'
 import {
   connect,
   ErrorCode,
+  headers,
   type JetStreamClient,
   type JetStreamManager,
   type Msg,
   type NatsConnection,
   NatsError,
+  type PubAck,
   type Subscription,
 } from 'nats'
 import type { z } from 'zod'
 import { decodeJson, decodeReply, encodeError, encodeJson } from './codec.js'
+import { ReplyError, ReplyInbox } from './reply-inbox.js'
 
 export interface BusOptions {
   url: string
@@ -43,6 +46,8 @@ export class Bus {
   private readonly waiting = new Set<(err: MailerError) => void>()
   private readonly requestSeconds
   private readonly handledSeconds
+  /** Answers to this connection's requests and JetStream publishes. */
+  private readonly inbox: ReplyInbox
 
   private constructor(
     readonly nc: NatsConnection,
@@ -50,6 +55,7 @@ export class Bus {
     private readonly opts: BusOptions,
   ) {
     this.js = nc.jetstream()
+    this.inbox = new ReplyInbox(nc)
     this.requestSeconds = opts.metrics.histogram(
       'nats_request_seconds',
       'NATS request-reply calls made, by subject and outcome',
@@ -134,8 +140,8 @@ export class Bus {
     this.waiting.add(fail)
     try {
       reply = await Promise.race([
-        this.nc.request(this.subject(name), encodeJson(payload), {
-          timeout: opts.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+        this.inbox.request(this.subject(name), encodeJson(payload), {
+          timeoutMs: opts.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
         }),
         lost,
       ])
@@ -145,13 +151,9 @@ export class Bus {
         throw err
       }
       const code = err instanceof NatsError ? err.code : ''
-      end({ outcome: code === ErrorCode.NoResponders ? 'no_responders' : 'timeout' })
-      if (
-        code === ErrorCode.NoResponders ||
-        code === ErrorCode.Timeout ||
-        code === ErrorCode.ConnectionClosed ||
-        code === ErrorCode.Disconnect
-      ) {
+      const noAnswer = err instanceof ReplyError
+      end({ outcome: noAnswer && err.reason === 'no_responders' ? 'no_responders' : 'timeout' })
+      if (noAnswer || code === ErrorCode.ConnectionClosed || code === ErrorCode.Disconnect) {
         throw new MailerError(
           'service_unavailable',
           `The service behind ${name} did not answer; retry shortly`,
@@ -168,6 +170,31 @@ export class Bus {
     } catch (err) {
       end({ outcome: err instanceof MailerError ? 'error' : 'bad_reply' })
       throw err
+    }
+  }
+
+  /**
+   * A JetStream publish, de-duplicated by `msgId` within the stream's window: resolves with the
+   * stream's acknowledgement (the message is stored) or throws (no stream on the subject, no
+   * answer in time, or the stream refused it). What `js.publish` does, through the shared inbox.
+   */
+  async publishDurable(subject: string, data: Uint8Array, msgId: string, timeoutMs = 5_000): Promise<PubAck> {
+    const h = headers()
+    h.set('Nats-Msg-Id', msgId)
+    const reply = await this.inbox.request(subject, data, { timeoutMs, headers: h })
+    const ack = decodeJson(reply.data) as Partial<PubAck> & {
+      error?: { code?: number; description?: string }
+    }
+    if (ack.error)
+      throw new Error(
+        `JetStream refused the message on ${subject}: ${ack.error.description ?? ack.error.code}`,
+      )
+    if (!ack.stream) throw new Error(`JetStream answered ${subject} without a stream`)
+    return {
+      stream: ack.stream,
+      seq: ack.seq ?? 0,
+      duplicate: ack.duplicate ?? false,
+      domain: ack.domain ?? '',
     }
   }
 
@@ -295,11 +322,13 @@ export class Bus {
     for (const s of this.subs) s.unsubscribe()
     await Promise.allSettled([...this.inflight])
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => undefined)
+    this.inbox.close()
   }
 
   /** Close without draining (tests simulating a crash). */
   async close(): Promise<void> {
     if (!this.nc.isClosed()) await this.nc.close()
+    this.inbox.close()
   }
 }
 

@@ -61,7 +61,7 @@ export class Outbox {
     await Promise.all(
       rows.map(async (r) => {
         try {
-          await this.bus.js.publish(this.bus.subject(r.subject), encodeJson(r.payload), { msgID: r.msgId })
+          await this.bus.publishDurable(this.bus.subject(r.subject), encodeJson(r.payload), r.msgId)
           this.published.inc({ path: 'direct' })
           this.toDelete.push(r.id)
         } catch (err) {
@@ -107,7 +107,7 @@ export class Outbox {
         const done: bigint[] = []
         for (const r of rows) {
           try {
-            await this.bus.js.publish(this.bus.subject(r.subject), encodeJson(r.payload), { msgID: r.msgId })
+            await this.bus.publishDurable(this.bus.subject(r.subject), encodeJson(r.payload), r.msgId)
             this.published.inc({ path: 'sweeper' })
             done.push(r.id)
           } catch (err) {

@@ -4,6 +4,7 @@ import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { Bus } from '../src/bus.js'
+import { ensureStream } from '../src/streams.js'
 
 const te = useTestEnv()
 let server: Bus
@@ -70,5 +71,44 @@ describe('request-reply', () => {
   it('prefixes subjects and stream names', () => {
     expect(client.subject('a.b')).toBe(`${te.natsPrefix}.a.b`)
     expect(client.streamName('EVENTS')).toBe(`${te.natsPrefix.toUpperCase()}_EVENTS`)
+  })
+})
+
+describe('concurrent requests share one inbox', () => {
+  it('each caller gets its own answer', async () => {
+    const ns = Array.from({ length: 200 }, (_, i) => i + 1)
+    const answers = await Promise.all(ns.map((n) => client.request('echo', { n })))
+    expect(answers).toEqual(ns.map((n) => ({ doubled: n * 2 })))
+  })
+})
+
+describe('publishDurable', () => {
+  beforeAll(async () => {
+    await ensureStream(client, { name: 'DURABLE', subjects: ['durable.>'] })
+  })
+  const data = new TextEncoder().encode('{"x":1}')
+
+  it('answers the stream acknowledgement, and a repeated message id as a duplicate', async () => {
+    const first = await client.publishDurable(client.subject('durable.a'), data, 'm-1')
+    expect(first).toMatchObject({ stream: client.streamName('DURABLE'), duplicate: false })
+    const again = await client.publishDurable(client.subject('durable.a'), data, 'm-1')
+    expect(again).toMatchObject({ seq: first.seq, duplicate: true })
+    const info = await client.jsm.streams.info(client.streamName('DURABLE'))
+    expect(info.state.messages).toBe(1)
+  })
+
+  it('many at once each get their own sequence number', async () => {
+    const acks = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        client.publishDurable(client.subject('durable.b'), data, `b-${i}`),
+      ),
+    )
+    expect(new Set(acks.map((a) => a.seq)).size).toBe(100)
+  })
+
+  it('throws when no stream takes the subject', async () => {
+    const err = await client.publishDurable(client.subject('nowhere.x'), data, 'n-1').catch((e) => e)
+    expect(err).toBeInstanceOf(Error)
+    expect(String(err.message)).toMatch(/no responders/)
   })
 })
