@@ -122,4 +122,53 @@ describe('durability', () => {
     })
     expect(d).toMatchObject({ id, attempt: 2, responseCode: 200 })
   })
+
+  it('a replica that stops hands back the deliveries waiting in its memory, unattempted', async () => {
+    await stack.stop('webhook')
+    const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 200, body: 'ok' }))
+    receivers.push(rx)
+    // One slot per webhook: the first attempt hangs and the rest wait behind it, claimed ahead.
+    const only = await start(
+      loadEnv(stack.env({ WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_TIMEOUT_MS: '1000' })),
+    )
+    let wh: { id: string }
+    let p: Awaited<ReturnType<typeof createProject>>
+    try {
+      p = await createProject(client, 'handback')
+      wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
+      for (let i = 0; i < 6; i++) await events.publish(p.project.id, makeEvent())
+      await waitFor(
+        async () => {
+          const [row] = await sql(
+            te,
+            'SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND locked_until > now()',
+            [wh.id],
+          )
+          return row.n === 6
+        },
+        { what: 'all six claimed' },
+      )
+      expect(rx.requests).toHaveLength(1)
+    } finally {
+      await only.stop()
+      await stack.start('webhook')
+    }
+    const restarted = Date.now()
+    // Leased for time-out × (1 + 12) + 5 s = 18 s: only a hand-back lets them go out at once.
+    await waitFor(() => rx.requests.length >= 6, { timeoutMs: 5000, what: 'the five handed back' })
+    expect(Math.max(...rx.requests.map((r) => r.at)) - restarted).toBeLessThan(5000)
+    const list = await waitFor(
+      async () => {
+        const data = (await client.get(`/v1/webhooks/${wh.id}/deliveries`, p.live)).body.data as Array<{
+          status: string
+          attempt: number
+        }>
+        return data.length === 6 && data.every((d) => d.status === 'success') ? data : null
+      },
+      { timeoutMs: 8000, what: 'every delivery a success, the hung one on its retry' },
+    )
+    // The five handed back were attempted once each (handing back undid the attempt their claim
+    // had counted); the one that hung succeeded on its second attempt.
+    expect(list.map((d) => d.attempt).sort()).toEqual([1, 1, 1, 1, 1, 2])
+  })
 })

@@ -49,6 +49,7 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
       pollMs: env.WEBHOOK_POLL_MS,
       concurrency: env.WEBHOOK_CONCURRENCY,
       perWebhook: env.WEBHOOK_ENDPOINT_CONCURRENCY,
+      prefetch: env.WEBHOOK_PREFETCH,
       alive: () => !bus.nc.isClosed(),
     },
     rt.logger,

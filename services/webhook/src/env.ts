@@ -31,6 +31,12 @@ export const webhookEnv = baseEnv.extend({
   /** Attempts in flight in this replica, and per webhook. */
   WEBHOOK_CONCURRENCY: envInt(64, 1, 2_000),
   WEBHOOK_ENDPOINT_CONCURRENCY: envInt(4, 1, 100),
+  /**
+   * Deliveries per webhook claimed ahead of a free slot (leased, held in memory): fewer claims
+   * under load. Leases grow with it (time-out × (1 + ⌈prefetch / endpoint concurrency⌉) + 5 s),
+   * and so does the wait before a crashed replica's claims are taken over.
+   */
+  WEBHOOK_PREFETCH: envInt(12, 0, 1_000),
   /** JetStream events handled at once by this replica. */
   WEBHOOK_FANOUT_CONCURRENCY: envInt(16, 1, 512),
   /** Upper bound on how long a project's webhook list is served from memory if an invalidation is lost. */

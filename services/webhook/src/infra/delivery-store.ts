@@ -232,6 +232,17 @@ export class DeliveryStore {
   }
 
   /** A delivery whose webhook was deleted between insert and claim. */
+  /** Gives claimed deliveries back unattempted: no lease, and the attempt the claim counted undone. */
+  async unclaim(rows: Array<{ id: string; attempt: number }>): Promise<void> {
+    if (rows.length === 0) return
+    await this.rows(
+      `UPDATE webhook_deliveries d SET locked_until = NULL, attempt = d.attempt - 1
+       FROM unnest($1::text[], $2::int[]) AS v(id, attempt)
+       WHERE d.id = v.id AND d.attempt = v.attempt AND d.status = 'pending'`,
+      [rows.map((r) => r.id), rows.map((r) => r.attempt)],
+    )
+  }
+
   async remove(id: string): Promise<void> {
     await this.db.$executeRawUnsafe('DELETE FROM webhook_deliveries WHERE id = $1', id)
   }

@@ -17,6 +17,11 @@ export interface WorkerOptions {
   /** Attempts in flight in this replica, in all and per webhook. */
   concurrency: number
   perWebhook: number
+  /**
+   * Deliveries claimed ahead per webhook, beyond those in flight, so that a slot coming free is
+   * filled from memory rather than by a claim (0: claim only for free slots).
+   */
+  prefetch: number
   /** False once the runtime's connections are gone (a simulated crash): the loop stops. */
   alive: () => boolean
 }
@@ -29,6 +34,9 @@ export interface WorkerOptions {
  */
 export class DeliveryWorker {
   private readonly inflight = new Map<string, number>()
+  /** Claimed (leased) and waiting for a slot of their webhook, oldest first, with when each was claimed. */
+  private readonly queued = new Map<string, Array<{ row: ClaimedDelivery; claimedAt: number }>>()
+  private queuedCount = 0
   private readonly running = new Set<Promise<void>>()
   private poller: NodeJS.Timeout | undefined
   private wake: NodeJS.Timeout | undefined
@@ -59,12 +67,44 @@ export class DeliveryWorker {
   }
 
   /**
-   * A lease outlives any attempt (the time-out bounds it) plus time to record the result; a
-   * crashed replica's claims come back when it ends. A result recorded too late is dropped by the
+   * A lease outlives the wait of a prefetched delivery (at most one attempt's time-out per round
+   * of its webhook's slots ahead of it), its own attempt, and time to record the result; a crashed
+   * replica's claims come back when it ends. A result recorded too late is dropped by the
    * attempt-number guard in `finish`, so the worst case is a duplicate, which receivers tolerate.
    */
   get leaseMs(): number {
-    return this.opts.timeoutMs + 5_000
+    const rounds = 1 + Math.ceil(this.opts.prefetch / this.opts.perWebhook)
+    return this.opts.timeoutMs * rounds + 5_000
+  }
+
+  /** Deliveries held per webhook: in flight plus waiting in memory. */
+  private held(): Map<string, number> {
+    const held = new Map(this.inflight)
+    for (const [w, q] of this.queued) held.set(w, (held.get(w) ?? 0) + q.length)
+    return held
+  }
+
+  /** Starts waiting deliveries while their webhook and the replica have free slots. */
+  private pump(webhookId: string): void {
+    const q = this.queued.get(webhookId)
+    while (
+      q &&
+      q.length > 0 &&
+      this.running.size < this.opts.concurrency &&
+      (this.inflight.get(webhookId) ?? 0) < this.opts.perWebhook
+    ) {
+      const { row, claimedAt } = q.shift()!
+      this.queuedCount--
+      // Too little lease left for a whole attempt: leave it to run out and the row to be claimed
+      // again, rather than risk a second replica sending it at the same time.
+      if (Date.now() - claimedAt > this.leaseMs - this.opts.timeoutMs - 2_000) continue
+      this.launch(row)
+    }
+    if (q && q.length === 0) this.queued.delete(webhookId)
+  }
+
+  private pumpAll(): void {
+    for (const w of [...this.queued.keys()]) this.pump(w)
   }
 
   start(): void {
@@ -102,12 +142,25 @@ export class DeliveryWorker {
         const wait = this.lastClaimAt + CLAIM_GAP_MS - Date.now()
         if (wait > 0) await sleep(wait)
         if (this.stopped) break
-        const free = this.opts.concurrency - this.running.size
-        if (free <= 0) break
+        // Room for a slot's worth in flight and as many again waiting, in all and per webhook.
+        const room = this.opts.concurrency * 2 - this.running.size - this.queuedCount
+        if (room <= 0) break
         this.lastClaimAt = Date.now()
-        const rows = await this.store.claim(free, this.inflight, this.opts.perWebhook, this.leaseMs)
-        for (const row of rows) this.launch(row)
-        if (rows.length < free && !this.stopped) await this.planWake()
+        const rows = await this.store.claim(
+          room,
+          this.held(),
+          this.opts.perWebhook + this.opts.prefetch,
+          this.leaseMs,
+        )
+        const claimedAt = Date.now()
+        for (const row of rows) {
+          const q = this.queued.get(row.webhookId) ?? []
+          q.push({ row, claimedAt })
+          this.queued.set(row.webhookId, q)
+          this.queuedCount++
+        }
+        this.pumpAll()
+        if (rows.length < room && !this.stopped) await this.planWake()
       } while (this.again && !this.stopped)
     } catch (err) {
       if (this.opts.alive()) this.logger.warn({ err }, 'webhook delivery claim failed; will retry')
@@ -148,6 +201,7 @@ export class DeliveryWorker {
       const n = (this.inflight.get(row.webhookId) ?? 1) - 1
       if (n <= 0) this.inflight.delete(row.webhookId)
       else this.inflight.set(row.webhookId, n)
+      this.pump(row.webhookId)
       this.kick()
     }
     const p = this.attempt(row, release)
@@ -160,6 +214,7 @@ export class DeliveryWorker {
       .finally(() => {
         release()
         this.running.delete(p)
+        this.pumpAll()
         this.kick()
       })
     this.running.add(p)
@@ -198,11 +253,17 @@ export class DeliveryWorker {
       this.logger.warn({ deliveryId: row.id, webhookId: row.webhookId }, result.responseBody)
   }
 
-  /** Stop claiming; attempts in flight finish (bounded by the time-out) and are recorded. */
+  /**
+   * Stop claiming; attempts in flight finish (bounded by the time-out) and are recorded, and the
+   * deliveries waiting in memory are handed back at once rather than when their leases run out.
+   */
   async stop(): Promise<void> {
     this.stopped = true
     this.clearTimers()
-    await Promise.allSettled([...this.running])
+    const waiting = [...this.queued.values()].flat().map((q) => q.row)
+    this.queued.clear()
+    this.queuedCount = 0
+    await Promise.allSettled([...this.running, this.store.unclaim(waiting)])
   }
 
   private async halt(): Promise<void> {
