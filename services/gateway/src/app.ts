@@ -30,6 +30,9 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   const rt = await startRuntime(SERVICE, env, { dbPoolSize: 2 })
   const app = express()
   app.disable('x-powered-by')
+  // API answers are never revalidated (no If-None-Match on POST /v1/emails): hashing every body
+  // for an ETag was CPU spent for nothing. Static dashboard files keep theirs (serve-static).
+  app.set('etag', false)
   app.set('trust proxy', env.TRUST_PROXY)
   app.use(requestId)
   app.use(httpMetrics(rt.metrics))
