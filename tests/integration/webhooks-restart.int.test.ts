@@ -4,7 +4,16 @@ import { loadEnv } from '@mailer/webhook/env'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { api, createProject } from '../support/http.js'
 import { Stack } from '../support/stack.js'
-import { EventPublisher, fakeId, makeEvent, metricValue, Receiver, sleep, sql } from '../support/webhooks.js'
+import {
+  EventPublisher,
+  fakeId,
+  makeEvent,
+  metricValue,
+  Receiver,
+  sleep,
+  sql,
+  verifyWebhook,
+} from '../support/webhooks.js'
 
 // Waits of 2 s between four attempts; the default 1 s poll.
 const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE_SECONDS: '2,2,2' })
@@ -122,7 +131,9 @@ describe('durability', () => {
     })
     expect(d).toMatchObject({ id, attempt: 2, responseCode: 200 })
   })
+})
 
+describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
   it('a replica that stops hands back the deliveries waiting in its memory, unattempted', async () => {
     await stack.stop('webhook')
     const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 200, body: 'ok' }))
@@ -170,5 +181,40 @@ describe('durability', () => {
     // The five handed back were attempted once each (handing back undid the attempt their claim
     // had counted); the one that hung succeeded on its second attempt.
     expect(list.map((d) => d.attempt).sort()).toEqual([1, 1, 1, 1, 1, 2])
+  })
+
+  it('a secret rotated while they wait signs them: they are handed back and claimed again', async () => {
+    await stack.stop('webhook')
+    const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 200, body: 'ok' }))
+    receivers.push(rx)
+    const only = await start(
+      loadEnv(stack.env({ WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_TIMEOUT_MS: '1500' })),
+    )
+    try {
+      const p = await createProject(client, 'rotate-ahead')
+      const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
+      for (let i = 0; i < 4; i++) await events.publish(p.project.id, makeEvent())
+      await waitFor(
+        async () => {
+          const [row] = await sql(
+            te,
+            'SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND locked_until > now()',
+            [wh.id],
+          )
+          return row.n === 4
+        },
+        { what: 'all four claimed, three waiting behind the hanging one' },
+      )
+      const rotated = (await client.post(`/v1/webhooks/${wh.id}/rotate-secret`, p.live)).body
+      await waitFor(() => rx.requests.length >= 4, { timeoutMs: 8000, what: 'the three that waited' })
+      for (const r of rx.requests.slice(1)) {
+        const sig = String(r.headers['service-signature'])
+        expect(verifyWebhook(sig, rotated.secret, r.raw)).toBe(true)
+        expect(verifyWebhook(sig, wh.secret, r.raw)).toBe(false)
+      }
+    } finally {
+      await only.stop()
+      await stack.start('webhook')
+    }
   })
 })

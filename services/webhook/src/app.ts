@@ -68,13 +68,14 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
     },
   )
 
-  subscribeInvalidations(bus, cache)
+  const handBack = (projectId: string) => worker.handBack(projectId)
+  subscribeInvalidations(bus, cache, handBack)
   const deps = {
     bus,
     db,
     store,
     worker,
-    invalidate: makeInvalidate(bus, cache),
+    invalidate: makeInvalidate(bus, cache, handBack),
     allowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
     queue: SERVICE,
   }

@@ -4,20 +4,29 @@ import type { WebhookCache } from '../infra/webhook-cache.js'
 
 export type Invalidate = (projectId: string) => Promise<void>
 
-/** Every replica drops a project's cached webhook list when another replica broadcasts a change. */
-export function subscribeInvalidations(bus: Bus, cache: WebhookCache): void {
-  bus.subscribe(SUBJECTS.webhookInvalidate, (payload) =>
-    cache.invalidate(WebhookInvalidation.parse(payload).projectId),
-  )
+/** What else holds a project's webhooks as they were: deliveries claimed ahead (DeliveryWorker). Never throws. */
+export type OnChange = (projectId: string) => Promise<void>
+
+/**
+ * Every replica drops a project's cached webhook list, and hands back the deliveries it claimed
+ * ahead for it, when another replica broadcasts a change.
+ */
+export function subscribeInvalidations(bus: Bus, cache: WebhookCache, onChange: OnChange): void {
+  bus.subscribe(SUBJECTS.webhookInvalidate, (payload) => {
+    const { projectId } = WebhookInvalidation.parse(payload)
+    cache.invalidate(projectId)
+    void onChange(projectId)
+  })
 }
 
 /**
  * Applies a change here at once and broadcasts it, flushed before the change is acknowledged, so
  * the next event any replica handles after our reply sees the new list.
  */
-export function makeInvalidate(bus: Bus, cache: WebhookCache): Invalidate {
+export function makeInvalidate(bus: Bus, cache: WebhookCache, onChange: OnChange): Invalidate {
   return async (projectId) => {
     cache.invalidate(projectId)
+    await onChange(projectId)
     bus.publish(SUBJECTS.webhookInvalidate, { projectId } satisfies WebhookInvalidation)
     await bus.flush()
   }

@@ -8,6 +8,8 @@ import type { SendResult } from './http-sender.js'
 export interface ClaimedDelivery {
   id: string
   webhookId: string
+  /** The webhook's project (null when the webhook is gone). */
+  projectId: string | null
   eventId: string
   attempt: number
   payload: unknown
@@ -169,8 +171,8 @@ export class DeliveryStore {
          FROM picked p WHERE d.id = p.id
          RETURNING d.id, d.webhook_id, d.event_id, d.attempt, d.payload
        )
-       SELECT c.id, c.webhook_id AS "webhookId", c.event_id AS "eventId", c.attempt, c.payload,
-              w.url, w.secret, w.enabled
+       SELECT c.id, c.webhook_id AS "webhookId", w.project_id AS "projectId", c.event_id AS "eventId",
+              c.attempt, c.payload, w.url, w.secret, w.enabled
        FROM claimed c LEFT JOIN webhooks w ON w.id = c.webhook_id`,
       [busyIds, busyCounts, saturated, perWebhook, limit, leaseMs, Math.max(64, limit * 2)],
     )

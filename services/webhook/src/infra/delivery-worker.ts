@@ -234,7 +234,8 @@ export class DeliveryWorker {
       return
     }
     const body = deliveryBody(row.payload)
-    // Signed now, with the webhook's current secret: a rotation applies to every later attempt.
+    // Signed with the secret read by the claim; a change of the webhook hands back the deliveries
+    // waiting in memory (handBack), so a rotation applies to every attempt that starts after it.
     const headers = {
       'Content-Type': 'application/json',
       'User-Agent': WEBHOOK_HEADERS.userAgent,
@@ -251,6 +252,31 @@ export class DeliveryWorker {
     await this.store.finish(row, result, step)
     if (result.outcome === 'blocked')
       this.logger.warn({ deliveryId: row.id, webhookId: row.webhookId }, result.responseBody)
+  }
+
+  /**
+   * A project's webhooks changed (URL, secret, enabled, deleted): the deliveries of that project
+   * waiting in memory carry the webhook as it was when they were claimed, so they are handed back
+   * and claimed again with the webhook as it is now. A rotated secret thus signs every attempt
+   * that starts after the rotation, as without prefetching. Never throws.
+   */
+  async handBack(projectId: string): Promise<void> {
+    const rows: ClaimedDelivery[] = []
+    for (const [w, q] of this.queued) {
+      const keep = q.filter((x) => x.row.projectId !== projectId)
+      if (keep.length === q.length) continue
+      for (const x of q) if (x.row.projectId === projectId) rows.push(x.row)
+      this.queuedCount -= q.length - keep.length
+      if (keep.length > 0) this.queued.set(w, keep)
+      else this.queued.delete(w)
+    }
+    try {
+      await this.store.unclaim(rows)
+    } catch (err) {
+      // Their leases run out instead; they are claimed again then.
+      this.logger.warn({ err, projectId }, 'could not hand back claimed webhook deliveries')
+    }
+    this.kick()
   }
 
   /**
