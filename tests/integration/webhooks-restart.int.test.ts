@@ -134,31 +134,33 @@ describe('durability', () => {
 })
 
 describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
-  it('a replica that stops hands back the deliveries waiting in its memory, unattempted', async () => {
+  /** The only webhook replica, one slot per webhook: a hanging attempt makes the rest wait, claimed ahead. */
+  const oneSlotReplica = async (timeoutMs: number) => {
     await stack.stop('webhook')
+    return start(
+      loadEnv(stack.env({ WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_TIMEOUT_MS: String(timeoutMs) })),
+    )
+  }
+  const leased = async (webhookId: string): Promise<number> => {
+    const [row] = await sql(
+      te,
+      'SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND locked_until > now()',
+      [webhookId],
+    )
+    return row.n
+  }
+
+  it('a replica that stops hands back the deliveries waiting in its memory, unattempted', async () => {
     const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 200, body: 'ok' }))
     receivers.push(rx)
-    // One slot per webhook: the first attempt hangs and the rest wait behind it, claimed ahead.
-    const only = await start(
-      loadEnv(stack.env({ WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_TIMEOUT_MS: '1000' })),
-    )
+    const only = await oneSlotReplica(1000)
     let wh: { id: string }
     let p: Awaited<ReturnType<typeof createProject>>
     try {
       p = await createProject(client, 'handback')
       wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
       for (let i = 0; i < 6; i++) await events.publish(p.project.id, makeEvent())
-      await waitFor(
-        async () => {
-          const [row] = await sql(
-            te,
-            'SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND locked_until > now()',
-            [wh.id],
-          )
-          return row.n === 6
-        },
-        { what: 'all six claimed' },
-      )
+      await waitFor(async () => (await leased(wh.id)) === 6, { what: 'all six claimed' })
       expect(rx.requests).toHaveLength(1)
     } finally {
       await only.stop()
@@ -184,27 +186,16 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
   })
 
   it('a secret rotated while they wait signs them: they are handed back and claimed again', async () => {
-    await stack.stop('webhook')
     const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 200, body: 'ok' }))
     receivers.push(rx)
-    const only = await start(
-      loadEnv(stack.env({ WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_TIMEOUT_MS: '1500' })),
-    )
+    const only = await oneSlotReplica(1500)
     try {
       const p = await createProject(client, 'rotate-ahead')
       const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
       for (let i = 0; i < 4; i++) await events.publish(p.project.id, makeEvent())
-      await waitFor(
-        async () => {
-          const [row] = await sql(
-            te,
-            'SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND locked_until > now()',
-            [wh.id],
-          )
-          return row.n === 4
-        },
-        { what: 'all four claimed, three waiting behind the hanging one' },
-      )
+      await waitFor(async () => (await leased(wh.id)) === 4, {
+        what: 'all four claimed, three waiting behind the hanging one',
+      })
       const rotated = (await client.post(`/v1/webhooks/${wh.id}/rotate-secret`, p.live)).body
       await waitFor(() => rx.requests.length >= 4, { timeoutMs: 8000, what: 'the three that waited' })
       for (const r of rx.requests.slice(1)) {

@@ -2,15 +2,12 @@ import type { Db } from '@mailer/db'
 import type { Logger, Metrics } from '@mailer/observability'
 import type { Bus } from './bus.js'
 import { encodeJson } from './codec.js'
+import type { OutboxRow } from './outbox-sql.js'
 
 export interface OutboxMessage {
   subject: string
   msgId: string
   payload: unknown
-}
-
-interface OutboxRow extends OutboxMessage {
-  id: bigint
 }
 
 /** Anything with Prisma's `outboxMessage` delegate: the client or a transaction. */

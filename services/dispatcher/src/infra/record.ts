@@ -1,9 +1,10 @@
+import { OUTBOX_ROWS_JSON, type OutboxRow, outboxCte, outboxRowsOf } from '@mailer/bus'
 import type { PgPool } from '@mailer/db'
 import { buildEvent, type EmailSummary, eventMessage, timelineRow } from '@mailer/email-core'
 import type { ClaimedEmail } from '../domain/claimed-email.js'
 import type { Plan } from '../domain/outcome.js'
 
-export type OutboxRows = Array<{ id: bigint; subject: string; msgId: string; payload: unknown }>
+export type OutboxRows = OutboxRow[]
 
 /**
  * Every outcome of several attempts in one statement (one round trip, its own transaction):
@@ -55,17 +56,10 @@ WITH u AS (
   FROM jsonb_to_recordset($12::jsonb) AS x(id text, project_id text, email_id text, mode text, type text,
     recipient text, payload jsonb, created_at timestamptz)
   JOIN u ON u.id = x.email_id
-), o AS (
-  INSERT INTO outbox (subject, msg_id, payload)
-  SELECT o.subject, o.msg_id, o.payload
-  FROM jsonb_to_recordset($13::jsonb) AS o(email_id text, subject text, msg_id text, payload jsonb)
-  JOIN u ON u.id = o.email_id
-  RETURNING id, subject, msg_id, payload
-)
+), ${outboxCte(13, 'u')}
 SELECT
   (SELECT coalesce(json_agg(id), '[]'::json) FROM u) AS ours,
-  (SELECT coalesce(json_agg(json_build_object('id', id::text, 'subject', subject, 'msgId', msg_id, 'payload', payload)),
-    '[]'::json) FROM o) AS outbox`
+  ${OUTBOX_ROWS_JSON} AS outbox`
 
 /** One attempt's outcome to record. */
 export interface AttemptRecord {
@@ -143,9 +137,6 @@ export async function recordOutcomes(
   ])
   const ours = new Set(json<string[]>(row?.ours ?? []))
   const out: Array<OutboxRows | null> = records.map((r) => (ours.has(r.email.id) ? [] : null))
-  for (const r of json<Array<{ id: string; subject: string; msgId: string; payload: unknown }>>(
-    row?.outbox ?? [],
-  ))
-    out[owner.get(r.msgId)!]!.push({ ...r, id: BigInt(r.id) })
+  for (const r of outboxRowsOf(row?.outbox)) out[owner.get(r.msgId)!]!.push(r)
   return out
 }

@@ -1,3 +1,5 @@
+import { OUTBOX_ROWS_JSON, outboxCte } from '@mailer/bus'
+
 /**
  * Everything accepted requests write: the emails (in idempotency-key order, so concurrent requests
  * sharing keys lock them in one order; ON CONFLICT DO NOTHING, so concurrent duplicates make one
@@ -39,19 +41,12 @@ WITH x AS (
   FROM jsonb_to_recordset($4::jsonb) AS v(id text, project_id text, email_id text, mode text, type text,
     recipient text, payload jsonb, created_at timestamptz)
   JOIN e ON e.id = v.email_id
-), o AS (
-  INSERT INTO outbox (subject, msg_id, payload)
-  SELECT o.subject, o.msg_id, o.payload
-  FROM jsonb_to_recordset($5::jsonb) AS o(email_id text, subject text, msg_id text, payload jsonb)
-  JOIN e ON e.id = o.email_id
-  RETURNING id, subject, msg_id, payload
-)`
+), ${outboxCte(5, 'e')}`
 
 /** What both statements answer: the inserted ids and the outbox rows (to publish after the commit). */
 const ACCEPT_RESULTS = `SELECT
   (SELECT coalesce(json_agg(id), '[]'::json) FROM e) AS inserted,
-  (SELECT coalesce(json_agg(json_build_object('id', id::text, 'subject', subject, 'msgId', msg_id, 'payload', payload)),
-    '[]'::json) FROM o) AS outbox`
+  ${OUTBOX_ROWS_JSON} AS outbox`
 
 /** The rows alone; the limits are then counted by separate statements (accept-store.ts). */
 export const INSERT_ACCEPTED_SQL = `${ACCEPT_CTES}

@@ -1,4 +1,4 @@
-import type { Outbox } from '@mailer/bus'
+import { type OutboxRow, outboxRowsOf } from '@mailer/bus'
 import { type Db, inTransaction, type PgClient, type PgPool, statement } from '@mailer/db'
 import { type Admission, admit, type CounterState, type CounterWindows } from '../domain/limits.js'
 import { acceptRows, type NewEmail, type RowContext } from './accept-rows.js'
@@ -10,7 +10,7 @@ const INSERT_AND_COUNT = statement('accept-insert-count', INSERT_AND_COUNT_SQL)
 export type { NewEmail } from './accept-rows.js'
 
 type Tx = PgClient
-type OutboxRows = Awaited<ReturnType<Outbox['write']>>
+type OutboxRows = OutboxRow[]
 type LimitCode = ReturnType<Admission['errorFor']>
 
 export interface Limits {
@@ -87,11 +87,9 @@ function readInserted(built: Built[], res: { inserted: unknown; outbox: unknown 
   const inserted = new Set(json<string[]>(res?.inserted ?? []))
   const emailOfMsg = new Map(built.flatMap((b) => b.outbox.map((o) => [o.msg_id, o.email_id] as const)))
   const outboxByEmail = new Map<string, OutboxRows>()
-  for (const r of json<Array<{ id: string; subject: string; msgId: string; payload: unknown }>>(
-    res?.outbox ?? [],
-  )) {
+  for (const r of outboxRowsOf(res?.outbox)) {
     const emailId = emailOfMsg.get(r.msgId) ?? ''
-    outboxByEmail.set(emailId, [...(outboxByEmail.get(emailId) ?? []), { ...r, id: BigInt(r.id) }])
+    outboxByEmail.set(emailId, [...(outboxByEmail.get(emailId) ?? []), r])
   }
   return { inserted, outboxByEmail }
 }

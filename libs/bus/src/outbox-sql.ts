@@ -1,0 +1,30 @@
+import type { OutboxMessage } from './outbox.js'
+
+/** An outbox row as written: what `Outbox.publish` takes after the commit. */
+export type OutboxRow = OutboxMessage & { id: bigint }
+
+/**
+ * For hot paths that write their outbox rows inside one larger statement (the accept and the
+ * dispatcher's outcome): a CTE `o` inserting the rows of JSON parameter `$param` (records of
+ * email_id, subject, msg_id, payload) whose email is in CTE `written` (its `id` column), so an
+ * email that was not written gets no message.
+ */
+export const outboxCte = (param: number, written: string): string => `o AS (
+  INSERT INTO outbox (subject, msg_id, payload)
+  SELECT o.subject, o.msg_id, o.payload
+  FROM jsonb_to_recordset($${param}::jsonb) AS o(email_id text, subject text, msg_id text, payload jsonb)
+  JOIN ${written} ON ${written}.id = o.email_id
+  RETURNING id, subject, msg_id, payload
+)`
+
+/** The rows `o` wrote, as one JSON array column (read back with `outboxRowsOf`). */
+export const OUTBOX_ROWS_JSON = `(SELECT coalesce(json_agg(json_build_object('id', id::text, 'subject', subject,
+    'msgId', msg_id, 'payload', payload)), '[]'::json) FROM o)`
+
+/** Parses that column (pg hands JSON back parsed or as text, depending on the path). */
+export function outboxRowsOf(column: unknown): OutboxRow[] {
+  const rows = (typeof column === 'string' ? JSON.parse(column) : (column ?? [])) as Array<
+    OutboxMessage & { id: string }
+  >
+  return rows.map((r) => ({ ...r, id: BigInt(r.id) }))
+}
