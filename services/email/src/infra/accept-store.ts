@@ -39,12 +39,6 @@ const none = (): StoreResult => ({ accepted: new Set(), refused: new Map(), outb
 // Raw JSON columns come back parsed or as text depending on the driver path.
 const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T
 
-/** One request alone (see storeMany). */
-export async function storeAccepted(pool: PgPool, req: StoreRequest): Promise<StoreResult> {
-  const [res] = await storeMany(pool, [req])
-  return res!
-}
-
 // The SQLSTATE of mailer_send_limit_reached() (migration 20261127000000_send_limit_reached).
 const LIMIT_REACHED = 'ML429'
 
