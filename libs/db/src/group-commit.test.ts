@@ -34,6 +34,20 @@ describe('GroupCommit', () => {
     expect(w.writes).toEqual([[1], [2, 3, 4]])
   })
 
+  it('opens a second slot only once extraSlotAt items wait', async () => {
+    const w = gatedWriter()
+    const gc = new GroupCommit(w.writeMany, { slots: 2, maxItems: 100, extraSlotAt: 5, sizeOf: (n) => n })
+    const results = [1, 2, 2].map((n) => gc.submit(n))
+    // One write in flight; 4 items wait, fewer than 5: they wait for the first slot.
+    expect(w.writes).toEqual([[1]])
+    results.push(gc.submit(3))
+    // 7 items wait: the second slot takes them all.
+    expect(w.writes).toEqual([[1], [2, 2, 3]])
+    expect(gc.waiting).toBe(0)
+    await w.openAll()
+    expect(await Promise.all(results)).toEqual([10, 20, 20, 30])
+  })
+
   it('caps a combined write at maxItems, counting each request by its size', async () => {
     const w = gatedWriter()
     const gc = new GroupCommit(w.writeMany, { slots: 1, maxItems: 5, sizeOf: (n) => n })

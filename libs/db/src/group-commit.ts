@@ -5,6 +5,14 @@ export interface GroupCommitOptions<Req> {
   maxItems: number
   /** How many items a request counts for (a batch send is many emails); 1 by default. */
   sizeOf?: (req: Req) => number
+  /**
+   * A slot beyond the first is used only when at least this many items wait (0, the default:
+   * always). A second concurrent write pays off for big requests (batches), whose statements take
+   * long enough to leave the machine idle meanwhile; for single sends it only splits the group
+   * and doubles the statements (accept: 12-17 % more sends/s with one slot, 10 % fewer batch
+   * emails/s; bench/README.md).
+   */
+  extraSlotAt?: number
 }
 
 interface Pending<Req, Res> {
@@ -26,6 +34,8 @@ interface Pending<Req, Res> {
  */
 export class GroupCommit<Req, Res> {
   private queue: Array<Pending<Req, Res>> = []
+  /** Items (by sizeOf) in the queue. */
+  private queuedItems = 0
   private inflight = 0
   private readonly sizeOf: (req: Req) => number
 
@@ -39,6 +49,7 @@ export class GroupCommit<Req, Res> {
   submit(req: Req): Promise<Res> {
     return new Promise((resolve, reject) => {
       this.queue.push({ req, resolve, reject })
+      this.queuedItems += this.sizeOf(req)
       this.pump()
     })
   }
@@ -50,6 +61,7 @@ export class GroupCommit<Req, Res> {
 
   private pump(): void {
     while (this.inflight < this.opts.slots && this.queue.length > 0) {
+      if (this.inflight > 0 && this.queuedItems < (this.opts.extraSlotAt ?? 0)) break
       const batch = this.take()
       this.inflight++
       void this.write(batch).finally(() => {
@@ -68,6 +80,7 @@ export class GroupCommit<Req, Res> {
       items += size
       n++
     }
+    this.queuedItems -= items
     return this.queue.splice(0, n)
   }
 

@@ -70,12 +70,14 @@ export function makeAcceptor(ctx: EmailContext): Accept {
   })
   // All sends of a project update the same counter rows, locked from the count to the commit (an
   // fsync): one transaction per request capped a project at ~150 sends/s whatever the concurrency.
-  // Requests that arrive while both slots are busy are stored together, one count per project, in
+  // Requests that arrive while a write is in flight are stored together, one count per project, in
   // arrival order, so limits stay exact (storeMany).
   const writer = new GroupCommit((reqs: StoreRequest[]) => storeMany(pool, reqs), {
     slots: 2,
     maxItems: 1_000,
     sizeOf: (r) => r.emails.length,
+    // A second write at once only for a batch's worth waiting (see GroupCommitOptions).
+    extraSlotAt: 100,
   })
   // The reads before the write are batched the same way: one round trip for the requests that
   // arrive while a lookup is in flight, instead of one per request.
@@ -83,6 +85,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     slots: 2,
     maxItems: 1_000,
     sizeOf: (q) => Math.max(1, q.addresses.length),
+    extraSlotAt: 100,
   })
 
   return async (caller, items, opts) => {
