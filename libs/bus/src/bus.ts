@@ -178,7 +178,12 @@ export class Bus {
    * stream's acknowledgement (the message is stored) or throws (no stream on the subject, no
    * answer in time, or the stream refused it). What `js.publish` does, through the shared inbox.
    */
-  async publishDurable(subject: string, data: Uint8Array, msgId: string, timeoutMs = 5_000): Promise<PubAck> {
+  async publishDurable(
+    subject: string,
+    data: Uint8Array,
+    msgId: string,
+    timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
+  ): Promise<PubAck> {
     const h = headers()
     h.set('Nats-Msg-Id', msgId)
     const reply = await this.inbox.request(subject, data, { timeoutMs, headers: h })

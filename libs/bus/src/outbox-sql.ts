@@ -1,3 +1,4 @@
+import { jsonColumn } from '@mailer/db'
 import type { OutboxMessage } from './outbox.js'
 
 /** An outbox row as written: what `Outbox.publish` takes after the commit. */
@@ -21,10 +22,10 @@ export const outboxCte = (param: number, written: string): string => `o AS (
 export const OUTBOX_ROWS_JSON = `(SELECT coalesce(json_agg(json_build_object('id', id::text, 'subject', subject,
     'msgId', msg_id, 'payload', payload)), '[]'::json) FROM o)`
 
-/** Parses that column (pg hands JSON back parsed or as text, depending on the path). */
+/** Parses that column. */
 export function outboxRowsOf(column: unknown): OutboxRow[] {
-  const rows = (typeof column === 'string' ? JSON.parse(column) : (column ?? [])) as Array<
-    OutboxMessage & { id: string }
-  >
-  return rows.map((r) => ({ ...r, id: BigInt(r.id) }))
+  return (jsonColumn<Array<OutboxMessage & { id: string }> | null>(column) ?? []).map((r) => ({
+    ...r,
+    id: BigInt(r.id),
+  }))
 }

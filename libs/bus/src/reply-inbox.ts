@@ -46,11 +46,6 @@ export class ReplyInbox {
     this.timer.unref()
   }
 
-  /** Requests waiting for their answer. */
-  get size(): number {
-    return this.waiting.size
-  }
-
   request(
     subject: string,
     data: Uint8Array,

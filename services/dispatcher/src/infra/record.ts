@@ -1,5 +1,5 @@
 import { OUTBOX_ROWS_JSON, type OutboxRow, outboxCte, outboxRowsOf } from '@mailer/bus'
-import type { PgPool } from '@mailer/db'
+import { jsonColumn, type PgPool } from '@mailer/db'
 import { buildEvent, type EmailSummary, eventMessage, timelineRow } from '@mailer/email-core'
 import type { ClaimedEmail } from '../domain/claimed-email.js'
 import type { Plan } from '../domain/outcome.js'
@@ -68,8 +68,6 @@ export interface AttemptRecord {
   messageId: string
 }
 
-const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T
-
 /**
  * Writes the outcomes of several attempts (one per email) in one statement (RECORD_SQL). Answers,
  * per attempt in order, the outbox rows to publish after the commit, or null when the claim was
@@ -135,7 +133,7 @@ export async function recordOutcomes(
     JSON.stringify(timeline),
     JSON.stringify(messages),
   ])
-  const ours = new Set(json<string[]>(row?.ours ?? []))
+  const ours = new Set(jsonColumn<string[]>(row?.ours ?? []))
   const out: Array<OutboxRows | null> = records.map((r) => (ours.has(r.email.id) ? [] : null))
   for (const r of outboxRowsOf(row?.outbox)) out[owner.get(r.msgId)!]!.push(r)
   return out

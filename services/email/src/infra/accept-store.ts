@@ -1,5 +1,5 @@
 import { type OutboxRow, outboxRowsOf } from '@mailer/bus'
-import { type Db, inTransaction, type PgClient, type PgPool, statement } from '@mailer/db'
+import { type Db, inTransaction, jsonColumn, type PgClient, type PgPool, statement } from '@mailer/db'
 import { type Admission, admit, type CounterState, type CounterWindows } from '../domain/limits.js'
 import { acceptRows, type NewEmail, type RowContext } from './accept-rows.js'
 import { DELETE_REFUSED_SQL, INSERT_ACCEPTED_SQL, INSERT_AND_COUNT_SQL } from './accept-sql.js'
@@ -10,7 +10,6 @@ const INSERT_AND_COUNT = statement('accept-insert-count', INSERT_AND_COUNT_SQL)
 export type { NewEmail } from './accept-rows.js'
 
 type Tx = PgClient
-type OutboxRows = OutboxRow[]
 type LimitCode = ReturnType<Admission['errorFor']>
 
 export interface Limits {
@@ -31,13 +30,10 @@ export interface StoreResult {
   /** Ids the limits did not admit (their rows were removed again), with the limit's code. */
   refused: Map<string, LimitCode>
   // An id in neither lost its idempotency key to a concurrent request.
-  outboxRows: OutboxRows
+  outboxRows: OutboxRow[]
 }
 
 const none = (): StoreResult => ({ accepted: new Set(), refused: new Map(), outboxRows: [] })
-
-// Raw JSON columns come back parsed or as text depending on the driver path.
-const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T
 
 // The SQLSTATE of mailer_send_limit_reached() (migration 20261127000000_send_limit_reached).
 const LIMIT_REACHED = 'ML429'
@@ -78,9 +74,9 @@ function limitGroups(reqs: StoreRequest[], include: (i: number) => boolean): Map
 
 /** The inserted ids, and the outbox rows by email. */
 function readInserted(built: Built[], res: { inserted: unknown; outbox: unknown } | undefined) {
-  const inserted = new Set(json<string[]>(res?.inserted ?? []))
+  const inserted = new Set(jsonColumn<string[]>(res?.inserted ?? []))
   const emailOfMsg = new Map(built.flatMap((b) => b.outbox.map((o) => [o.msg_id, o.email_id] as const)))
-  const outboxByEmail = new Map<string, OutboxRows>()
+  const outboxByEmail = new Map<string, OutboxRow[]>()
   for (const r of outboxRowsOf(res?.outbox)) {
     const emailId = emailOfMsg.get(r.msgId) ?? ''
     outboxByEmail.set(emailId, [...(outboxByEmail.get(emailId) ?? []), r])

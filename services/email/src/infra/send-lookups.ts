@@ -1,4 +1,4 @@
-import { type Db, type PgPool, statement } from '@mailer/db'
+import { type Db, jsonColumn, type PgPool, statement } from '@mailer/db'
 import type { CounterState, CounterWindows } from '../domain/limits.js'
 import { SEND_LOOKUPS_SQL } from './accept-sql.js'
 
@@ -29,7 +29,6 @@ export interface LookupQuery {
   windows: CounterWindows | null
 }
 
-const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T
 const nothing = (): SendLookups => ({ suppressed: new Set(), keyed: new Map(), counters: null })
 const pair = (a: string, b: string) => `${a}\u0000${b}`
 
@@ -57,9 +56,9 @@ export async function lookupMany(pool: PgPool, queries: LookupQuery[]): Promise<
       windowPairs.map((p) => p[1]),
     ]),
   )
-  const suppressed = new Set(json<string[]>(row?.suppressed ?? []))
+  const suppressed = new Set(jsonColumn<string[]>(row?.suppressed ?? []))
   const keyed = new Map<string, KeyedEmail>()
-  for (const k of json<
+  for (const k of jsonColumn<
     Array<Omit<KeyedEmail, 'scheduledAt'> & { projectId: string; scheduledAt: string | null }>
   >(row?.keyed ?? [])) {
     const { projectId, ...email } = k
@@ -69,7 +68,7 @@ export async function lookupMany(pool: PgPool, queries: LookupQuery[]): Promise<
     })
   }
   const counts = new Map(
-    json<Array<{ projectId: string; window: string; count: number }>>(row?.counters ?? []).map((c) => [
+    jsonColumn<Array<{ projectId: string; window: string; count: number }>>(row?.counters ?? []).map((c) => [
       pair(c.projectId, c.window),
       Number(c.count),
     ]),
