@@ -1,6 +1,5 @@
 import type { Logger, Metrics } from '@mailer/observability'
 import CircuitBreaker from 'opossum'
-import { relayAnswered, type SmtpError } from './smtp-replies.js'
 
 export interface BreakerOptions {
   resetSeconds: number
@@ -9,14 +8,14 @@ export interface BreakerOptions {
 
 /**
  * A circuit breaker around the relay. Only failures that say the relay is unreachable or unwell
- * (refused or dropped connections, time-outs, greeting/AUTH errors) count; a relay that answers
- * "no" to a message or recipient is healthy. At ≥ 50 % such failures over the last 10 s (and at
+ * (refused or dropped connections, time-outs, greeting/TLS/AUTH errors) count: the SMTP pool
+ * rejects with those alone, and a relay that answers "no" to a message or recipient is healthy. At ≥ 50 % such failures over the last 10 s (and at
  * least `minCalls` calls) it opens: sends fail at once, without touching the relay, and their
  * emails are deferred. After `resetSeconds` one probe goes through (half-open); its success
  * closes the breaker.
  *
  * No opossum time-out: it would only stop waiting, not stop the send, and a send that finishes
- * after we recorded "deferred" would be delivered twice. nodemailer's own time-outs end the
+ * after we recorded "deferred" would be delivered twice. The SMTP session's own time-out ends the
  * connection instead.
  */
 export function relayBreaker<A extends unknown[], R>(
@@ -32,7 +31,6 @@ export function relayBreaker<A extends unknown[], R>(
     resetTimeout: Math.round(opts.resetSeconds * 1000),
     rollingCountTimeout: 10_000,
     rollingCountBuckets: 10,
-    errorFilter: (err: SmtpError) => relayAnswered(err),
   })
   const open = metrics.gauge(
     'relay_breaker_open',
@@ -55,3 +53,6 @@ export function relayBreaker<A extends unknown[], R>(
   })
   return breaker
 }
+
+/** The breaker refused the call without trying the relay. */
+export const breakerOpen = (err: unknown): boolean => (err as { code?: string })?.code === 'EOPENBREAKER'

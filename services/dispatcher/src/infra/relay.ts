@@ -4,10 +4,11 @@ import type { Logger, Metrics } from '@mailer/observability'
 import nodemailer from 'nodemailer'
 import type Mail from 'nodemailer/lib/mailer'
 import { RenderError } from '../domain/message.js'
-import type { RecipientReply } from '../domain/smtp-reply.js'
-import { type BreakerOptions, relayBreaker } from './breaker.js'
-import { noDelaySocket } from './no-delay-socket.js'
-import { repliesFromError, repliesFromInfo, type SmtpError, type SmtpInfo } from './smtp-replies.js'
+import { type RecipientReply, replyText } from '../domain/smtp-reply.js'
+import { repliesOf } from '../domain/smtp-transaction.js'
+import { type BreakerOptions, breakerOpen, relayBreaker } from './breaker.js'
+import { SmtpConnectionError } from './smtp/connection.js'
+import { SmtpPool } from './smtp/pool.js'
 
 export interface Envelope {
   from: string
@@ -52,32 +53,24 @@ export interface SmtpRelayOptions {
 
 export class SmtpRelay implements Relay {
   readonly provider = 'smtp' as const
-  private readonly transport
+  private readonly pool: SmtpPool
   private readonly breaker
 
   constructor(opts: SmtpRelayOptions, metrics: Metrics, logger: Logger) {
     const url = new URL(opts.url)
     const secure = url.protocol === 'smtps:'
-    const timeoutMs = Math.round(opts.timeoutSeconds * 1000)
-    this.transport = nodemailer.createTransport({
-      host: url.hostname,
+    this.pool = new SmtpPool({
+      host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: Number(url.port) || (secure ? 465 : 587),
       secure,
       ...(url.username
         ? { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } }
         : {}),
-      pool: true,
-      maxConnections: opts.poolSize,
-      // A connection that drops mid-message fails the send (we defer and retry it ourselves)
-      // instead of nodemailer re-sending it behind our back, possibly a second time.
-      maxRequeues: 0,
-      connectionTimeout: timeoutMs,
-      greetingTimeout: timeoutMs,
-      socketTimeout: timeoutMs,
-      getSocket: noDelaySocket(url.hostname, Number(url.port) || (secure ? 465 : 587), timeoutMs),
-    } as Parameters<typeof nodemailer.createTransport>[0])
+      timeoutMs: Math.round(opts.timeoutSeconds * 1000),
+      size: opts.poolSize,
+    })
     this.breaker = relayBreaker(
-      (message: Mail.Options) => this.transport.sendMail(message) as Promise<SmtpInfo>,
+      (envelope: Envelope, raw: Buffer) => this.pool.send(envelope, raw),
       opts.breaker,
       metrics,
       logger,
@@ -86,16 +79,20 @@ export class SmtpRelay implements Relay {
 
   async deliver(_emailId: string, envelope: Envelope, raw: Buffer): Promise<RecipientReply[]> {
     try {
-      const info = await this.breaker.fire({ envelope, raw })
-      return repliesFromInfo(envelope.to, info)
+      return repliesOf(envelope.to, await this.breaker.fire(envelope, raw))
     } catch (err) {
-      return repliesFromError(envelope.to, err as SmtpError)
+      // The relay gave no answer about this message: every recipient waits for a retry.
+      const text = breakerOpen(err)
+        ? 'relay unavailable (circuit breaker open)'
+        : replyText((err as Error).message)
+      const code = err instanceof SmtpConnectionError ? err.code : null
+      return envelope.to.map((address) => ({ address, stage: 'connection', code, text }))
     }
   }
 
   async close(): Promise<void> {
     this.breaker.shutdown()
-    this.transport.close()
+    this.pool.close()
   }
 }
 

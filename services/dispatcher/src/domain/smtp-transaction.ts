@@ -1,0 +1,87 @@
+import { domainToASCII } from 'node:url'
+import { type RecipientReply, replyText } from './smtp-reply.js'
+
+/** One reply of the relay: its code and its text, every line of a multi-line reply joined by \n. */
+export interface SmtpReply {
+  code: number
+  text: string
+}
+
+/** What the relay answered to one message's commands, in order. */
+export interface SmtpTransaction {
+  mail: SmtpReply
+  /** One per envelope recipient, in envelope order; empty when MAIL FROM was refused (unpipelined). */
+  rcpt: SmtpReply[]
+  /** The answer to DATA; null when it was not sent (MAIL FROM refused, or no recipient taken). */
+  data: SmtpReply | null
+  /** The answer after the message's final dot; null when the message was not sent. */
+  final: SmtpReply | null
+}
+
+export const positive = (r: SmtpReply | null | undefined): boolean => !!r && r.code >= 200 && r.code < 300
+
+/**
+ * One reply per envelope recipient from a transaction: a refused MAIL FROM, DATA or message
+ * concerns every recipient (`message`); a refused RCPT TO that recipient alone (`rcpt`); the
+ * others get the answer to the message.
+ */
+export function repliesOf(envelopeTo: string[], t: SmtpTransaction): RecipientReply[] {
+  const whole = (r: SmtpReply): RecipientReply[] =>
+    envelopeTo.map((address) => ({ address, stage: 'message', code: r.code, text: replyText(r.text) }))
+  if (!positive(t.mail)) return whole(t.mail)
+  const end = t.final ?? (t.data && t.data.code !== 354 ? t.data : null)
+  return envelopeTo.map((address, i) => {
+    const rcpt = t.rcpt[i]
+    if (!rcpt || !positive(rcpt))
+      return {
+        address,
+        stage: 'rcpt',
+        code: rcpt?.code ?? null,
+        text: replyText(rcpt?.text ?? 'no answer to RCPT TO'),
+      }
+    if (!end) return { address, stage: 'message', code: null, text: 'the relay did not answer the message' }
+    return { address, stage: 'message', code: end.code, text: replyText(end.text) }
+  })
+}
+
+const CRLF_DOT = Buffer.from('\r\n.')
+const DOT = 0x2e
+const LF = 0x0a
+
+/**
+ * The message as it goes after DATA (RFC 5321 4.5.2): every line starting with a dot gets a
+ * second one, and the message ends with CRLF, then `.` CRLF. Rendered messages use CRLF line
+ * ends; a message without a leading-dot line (nearly all) is not copied.
+ */
+export function dataBlock(raw: Buffer): Buffer[] {
+  const parts: Buffer[] = []
+  let from = 0
+  if (raw[0] === DOT) {
+    parts.push(Buffer.from('.'))
+  }
+  for (let i = raw.indexOf(CRLF_DOT); i !== -1; i = raw.indexOf(CRLF_DOT, i + 3)) {
+    parts.push(raw.subarray(from, i + 3), Buffer.from('.'))
+    from = i + 3
+  }
+  parts.push(from === 0 ? raw : raw.subarray(from))
+  const endsWithCrlf = raw.length >= 2 && raw[raw.length - 2] === 0x0d && raw[raw.length - 1] === LF
+  parts.push(Buffer.from(endsWithCrlf ? '.\r\n' : '\r\n.\r\n'))
+  return parts
+}
+
+/** True when the message has bytes above 127 (BODY=8BITMIME then, where the relay offers it). */
+export function hasEightBit(raw: Buffer): boolean {
+  for (let i = 0; i < raw.length; i++) if (raw[i]! > 127) return true
+  return false
+}
+
+/** An envelope address as it goes in MAIL FROM / RCPT TO: an internationalised domain as punycode. */
+export function envelopeAddress(address: string): string {
+  const at = address.lastIndexOf('@')
+  const domain = address.slice(at + 1)
+  if (at < 0 || !/[^\x00-\x7f]/.test(domain)) return address
+  return `${address.slice(0, at + 1)}${domainToASCII(domain) || domain}`
+}
+
+/** True when the (punycoded) address still needs SMTPUTF8: a non-ASCII local part. */
+export const needsUtf8 = (address: string): boolean => /[^\x00-\x7f]/.test(address)

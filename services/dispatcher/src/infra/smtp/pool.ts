@@ -1,0 +1,92 @@
+import type { SmtpTransaction } from '../../domain/smtp-transaction.js'
+import { SmtpConnection, SmtpConnectionError, type SmtpOptions } from './connection.js'
+
+interface Waiter {
+  resolve: (c: SmtpConnection) => void
+  reject: (e: Error) => void
+}
+
+/**
+ * Up to `size` sessions with the relay, each sending one message at a time; a send waits for a
+ * free session. Idle sessions close after the time-out (the relay would close them anyway) and are
+ * opened again on demand.
+ */
+export class SmtpPool {
+  private readonly idle: SmtpConnection[] = []
+  private readonly waiting: Waiter[] = []
+  /** Sessions open or being opened. */
+  private live = 0
+  private closing = false
+
+  constructor(private readonly opts: SmtpOptions & { size: number }) {}
+
+  /**
+   * Sends one message on a pooled session. A session the relay closed while it sat idle fails
+   * before the message went out; that send is tried once more on a fresh session. Nothing is
+   * ever sent again once its final dot went out (the relay may have the message).
+   */
+  async send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SmtpTransaction> {
+    const { connection, reused } = await this.acquire()
+    try {
+      const t = await connection.send(envelope, raw)
+      this.release(connection)
+      return t
+    } catch (err) {
+      if (!reused || !(err instanceof SmtpConnectionError) || err.bodySent || this.closing) throw err
+    }
+    const fresh = await this.acquire(true)
+    const t = await fresh.connection.send(envelope, raw)
+    this.release(fresh.connection)
+    return t
+  }
+
+  /** Closes idle sessions at once and busy ones when their message is done. */
+  close(): void {
+    this.closing = true
+    for (const w of this.waiting.splice(0)) w.reject(new SmtpConnectionError('the relay pool is closing'))
+    for (const c of this.idle.splice(0)) c.quit()
+  }
+
+  private async acquire(fresh = false): Promise<{ connection: SmtpConnection; reused: boolean }> {
+    if (this.closing) throw new SmtpConnectionError('the relay pool is closing')
+    if (!fresh) {
+      // Most recently used first: the spare sessions stay idle and time out.
+      for (let c = this.idle.pop(); c; c = this.idle.pop()) if (c.usable) return { connection: c, reused: true }
+    }
+    if (this.live >= this.opts.size) {
+      const connection = await new Promise<SmtpConnection>((resolve, reject) =>
+        this.waiting.push({ resolve, reject }),
+      )
+      return { connection, reused: true }
+    }
+    this.live++
+    let c: SmtpConnection
+    try {
+      c = await SmtpConnection.open(this.opts)
+    } catch (err) {
+      this.freed()
+      throw err
+    }
+    c.onClosed = () => {
+      const i = this.idle.indexOf(c)
+      if (i !== -1) this.idle.splice(i, 1)
+      this.freed()
+    }
+    return { connection: c, reused: false }
+  }
+
+  private release(c: SmtpConnection): void {
+    if (!c.usable) return
+    if (this.closing) return c.quit()
+    const w = this.waiting.shift()
+    if (w) w.resolve(c)
+    else this.idle.push(c)
+  }
+
+  /** A session ended (or never opened): someone waiting may open one in its place. */
+  private freed(): void {
+    this.live--
+    const w = this.waiting.shift()
+    if (w) this.acquire().then((a) => w.resolve(a.connection), w.reject)
+  }
+}
