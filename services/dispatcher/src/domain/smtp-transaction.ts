@@ -75,13 +75,16 @@ export function hasEightBit(raw: Buffer): boolean {
   return false
 }
 
+/** Any character outside ASCII (the range starts at the space: addresses hold no control characters). */
+const NON_ASCII = /[^ -~]/
+
 /** An envelope address as it goes in MAIL FROM / RCPT TO: an internationalised domain as punycode. */
 export function envelopeAddress(address: string): string {
   const at = address.lastIndexOf('@')
   const domain = address.slice(at + 1)
-  if (at < 0 || !/[^\x00-\x7f]/.test(domain)) return address
+  if (at < 0 || !NON_ASCII.test(domain)) return address
   return `${address.slice(0, at + 1)}${domainToASCII(domain) || domain}`
 }
 
 /** True when the (punycoded) address still needs SMTPUTF8: a non-ASCII local part. */
-export const needsUtf8 = (address: string): boolean => /[^\x00-\x7f]/.test(address)
+export const needsUtf8 = (address: string): boolean => NON_ASCII.test(address)

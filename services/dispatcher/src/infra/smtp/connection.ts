@@ -1,5 +1,5 @@
 import { isIP, connect as netConnect, type Socket } from 'node:net'
-import { connect as tlsConnect } from 'node:tls'
+import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
 import {
   dataBlock,
   envelopeAddress,
@@ -18,6 +18,11 @@ export interface SmtpOptions {
   auth?: { user: string; pass: string }
   /** Connect, greeting and inactivity time-out; an idle pooled connection is closed after it. */
   timeoutMs: number
+  /**
+   * Extra TLS settings (a private CA, say). The relay's certificate is always verified; a private
+   * CA can also be given to the whole process with NODE_EXTRA_CA_CERTS.
+   */
+  tls?: Pick<ConnectionOptions, 'ca'>
 }
 
 /**
@@ -81,7 +86,7 @@ export class SmtpConnection {
   static async open(opts: SmtpOptions): Promise<SmtpConnection> {
     const servername = isIP(opts.host) ? undefined : opts.host
     const socket = opts.secure
-      ? tlsConnect({ host: opts.host, port: opts.port, servername })
+      ? tlsConnect({ ...opts.tls, host: opts.host, port: opts.port, servername })
       : netConnect({ host: opts.host, port: opts.port })
     // Commands are small writes: with Nagle's algorithm on they wait for the relay's delayed ACK.
     socket.setNoDelay(true)
@@ -92,7 +97,7 @@ export class SmtpConnection {
       await c.hello()
       if (!opts.secure && c.capabilities.has('STARTTLS')) {
         await c.expect(await c.command('STARTTLS'), 220, 'STARTTLS')
-        await c.upgrade(servername)
+        await c.upgrade(servername, opts.tls)
         await c.hello()
       }
       if (opts.auth) await c.login(opts.auth)
@@ -149,8 +154,7 @@ export class SmtpConnection {
       this.busy = false
       return t
     } catch (err) {
-      const e =
-        err instanceof SmtpConnectionError ? err : new SmtpConnectionError((err as Error).message)
+      const e = err instanceof SmtpConnectionError ? err : new SmtpConnectionError((err as Error).message)
       this.fail(e)
       throw new SmtpConnectionError(e.message, e.code, this.bodySent)
     }
@@ -187,14 +191,19 @@ export class SmtpConnection {
       const line = this.pending.slice(0, nl).replace(/\r$/, '')
       this.pending = this.pending.slice(nl + 1)
       const m = REPLY_LINE.exec(line)
-      if (!m) return this.fail(new SmtpConnectionError(`unreadable reply from the relay: ${line.slice(0, 200)}`))
+      if (!m) {
+        this.fail(new SmtpConnectionError(`unreadable reply from the relay: ${line.slice(0, 200)}`))
+        return
+      }
       this.lines.push(line)
       if (m[2] === '-') continue
       const reply = { code: Number(m[1]), text: this.lines.join('\n') }
       this.lines = []
-      if (this.owed === 0)
+      if (this.owed === 0) {
         // Said without being asked (a 421 before closing an idle session): the session is over.
-        return this.fail(new SmtpConnectionError(reply.text, reply.code))
+        this.fail(new SmtpConnectionError(reply.text, reply.code))
+        return
+      }
       this.owed--
       const taker = this.takers.shift()
       if (taker) taker.resolve(reply)
@@ -287,10 +296,10 @@ export class SmtpConnection {
     return isIP(local) === 6 ? `[IPv6:${local}]` : `[${local.replace(/^::ffff:/, '')}]`
   }
 
-  private async upgrade(servername: string | undefined): Promise<void> {
+  private async upgrade(servername: string | undefined, tls: SmtpOptions['tls']): Promise<void> {
     const plain = this.socket
     this.detach(plain)
-    const secure = tlsConnect({ socket: plain, servername })
+    const secure = tlsConnect({ ...tls, socket: plain, servername })
     this.socket = secure
     this.attach(secure)
     await new Promise<void>((resolve, reject) => {
@@ -303,7 +312,11 @@ export class SmtpConnection {
   private async login(auth: { user: string; pass: string }): Promise<void> {
     const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64')
     if (this.authMethods.includes('PLAIN')) {
-      await this.expect(await this.command(`AUTH PLAIN ${b64(`\0${auth.user}\0${auth.pass}`)}`), 235, 'AUTH PLAIN')
+      await this.expect(
+        await this.command(`AUTH PLAIN ${b64(`\0${auth.user}\0${auth.pass}`)}`),
+        235,
+        'AUTH PLAIN',
+      )
     } else if (this.authMethods.includes('LOGIN')) {
       await this.expect(await this.command('AUTH LOGIN'), 334, 'AUTH LOGIN')
       await this.expect(await this.command(b64(auth.user)), 334, 'AUTH LOGIN')

@@ -51,7 +51,8 @@ export class SmtpPool {
     if (this.closing) throw new SmtpConnectionError('the relay pool is closing')
     if (!fresh) {
       // Most recently used first: the spare sessions stay idle and time out.
-      for (let c = this.idle.pop(); c; c = this.idle.pop()) if (c.usable) return { connection: c, reused: true }
+      for (let c = this.idle.pop(); c; c = this.idle.pop())
+        if (c.usable) return { connection: c, reused: true }
     }
     if (this.live >= this.opts.size) {
       const connection = await new Promise<SmtpConnection>((resolve, reject) =>
@@ -77,7 +78,10 @@ export class SmtpPool {
 
   private release(c: SmtpConnection): void {
     if (!c.usable) return
-    if (this.closing) return c.quit()
+    if (this.closing) {
+      c.quit()
+      return
+    }
     const w = this.waiting.shift()
     if (w) w.resolve(c)
     else this.idle.push(c)

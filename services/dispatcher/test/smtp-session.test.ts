@@ -1,0 +1,331 @@
+import type { AddressInfo } from 'node:net'
+import { createServer, type Server, type Socket } from 'node:net'
+import selfsigned from 'selfsigned'
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
+import { afterEach, describe, expect, it } from 'vitest'
+import { repliesOf } from '../src/domain/smtp-transaction.js'
+import { SmtpConnection, SmtpConnectionError, type SmtpOptions } from '../src/infra/smtp/connection.js'
+import { SmtpPool } from '../src/infra/smtp/pool.js'
+
+interface Received {
+  from: string
+  mailArgs: Record<string, string>
+  to: string[]
+  raw: string
+}
+
+const closers: Array<() => Promise<void>> = []
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c()
+})
+
+/** A real SMTP relay (npm smtp-server) that records what it accepted and whom it refused. */
+async function relay(extra: Partial<SMTPServerOptions> = {}, refuse: string[] = []) {
+  const received: Received[] = []
+  let sessions = 0
+  const server = new SMTPServer({
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    closeTimeout: 200,
+    size: 10 * 1024 * 1024,
+    onConnect: (_s, cb) => {
+      sessions++
+      cb()
+    },
+    onRcptTo: (a, _s, cb) =>
+      cb(
+        refuse.includes(a.address)
+          ? Object.assign(new Error('5.1.1 No such user'), { responseCode: 550 })
+          : null,
+      ),
+    onData: (stream, session, cb) => {
+      const chunks: Buffer[] = []
+      stream.on('data', (c: Buffer) => chunks.push(c))
+      stream.on('end', () => {
+        const mailFrom = session.envelope.mailFrom
+        received.push({
+          from: mailFrom ? mailFrom.address : '',
+          mailArgs: (mailFrom ? (mailFrom.args as Record<string, string>) : {}) ?? {},
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString('utf8'),
+        })
+        cb(null)
+      })
+    },
+    ...extra,
+  })
+  server.on('error', () => undefined)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  const port = (server.server.address() as AddressInfo).port
+  return { port, received, sessions: () => sessions }
+}
+
+/** A scripted relay over plain TCP, for what smtp-server will not do on request. */
+async function scripted(onLine: (line: string, socket: Socket, chunk: string) => void, greeting = '220 hi') {
+  const chunks: string[] = []
+  const server: Server = createServer((socket) => {
+    socket.write(`${greeting}\r\n`)
+    let buf = ''
+    socket.on('data', (d) => {
+      chunks.push(d.toString())
+      buf += d.toString()
+      for (let i = buf.indexOf('\r\n'); i !== -1; i = buf.indexOf('\r\n')) {
+        const line = buf.slice(0, i)
+        buf = buf.slice(i + 2)
+        onLine(line, socket, d.toString())
+      }
+    })
+    socket.on('error', () => undefined)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  closers.push(async () => {
+    server.close()
+  })
+  return { port: (server.address() as AddressInfo).port, chunks }
+}
+
+const opts = (port: number, extra: Partial<SmtpOptions> = {}): SmtpOptions => ({
+  host: '127.0.0.1',
+  port,
+  secure: false,
+  timeoutMs: 2_000,
+  ...extra,
+})
+
+const message = (body = 'Hello\r\n') =>
+  Buffer.from(`From: a@sender.test\r\nTo: b@x.test\r\nSubject: hi\r\n\r\n${body}`)
+
+async function session(o: SmtpOptions): Promise<SmtpConnection> {
+  const c = await SmtpConnection.open(o)
+  closers.unshift(async () => c.quit())
+  return c
+}
+
+describe('SMTP session', () => {
+  it('pipelines a message to a relay offering PIPELINING: accepted recipients get the final answer, a refused one its own', async () => {
+    const r = await relay({}, ['nobody@x.test'])
+    const c = await session(opts(r.port))
+    const to = ['b@x.test', 'nobody@x.test', 'c@x.test']
+    const t = await c.send({ from: 'a@sender.test', to }, message())
+    expect(repliesOf(to, t)).toEqual([
+      { address: 'b@x.test', stage: 'message', code: 250, text: expect.stringMatching(/^250 /) },
+      { address: 'nobody@x.test', stage: 'rcpt', code: 550, text: '550 5.1.1 No such user' },
+      { address: 'c@x.test', stage: 'message', code: 250, text: expect.stringMatching(/^250 /) },
+    ])
+    expect(r.received).toEqual([
+      {
+        from: 'a@sender.test',
+        mailArgs: expect.objectContaining({ SIZE: String(message().length) }),
+        to: ['b@x.test', 'c@x.test'],
+        raw: message().toString(),
+      },
+    ])
+  })
+
+  it('talks one command at a time to a relay without PIPELINING, with the same outcome', async () => {
+    const r = await relay({ hidePIPELINING: true }, ['nobody@x.test'])
+    const c = await session(opts(r.port))
+    const to = ['nobody@x.test', 'b@x.test']
+    const t = await c.send({ from: 'a@sender.test', to }, message())
+    expect(repliesOf(to, t).map((x) => [x.address, x.stage, x.code])).toEqual([
+      ['nobody@x.test', 'rcpt', 550],
+      ['b@x.test', 'message', 250],
+    ])
+    // Everyone refused: no DATA, the transaction is reset and the session goes on.
+    const none = await c.send({ from: 'a@sender.test', to: ['nobody@x.test'] }, message())
+    expect(none.data).toBeNull()
+    expect(repliesOf(['nobody@x.test'], none)[0]).toMatchObject({ stage: 'rcpt', code: 550 })
+    await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message('again\r\n'))
+    expect(r.received.map((m) => m.to)).toEqual([['b@x.test'], ['b@x.test']])
+  })
+
+  it('sends many messages on one session, lines starting with a dot arriving intact', async () => {
+    const r = await relay()
+    const c = await session(opts(r.port))
+    const body = '.leading dot\r\n..two dots\r\nmiddle . dot\r\n.\r\nend without CRLF'
+    for (let i = 0; i < 5; i++) await c.send({ from: 'a@sender.test', to: [`n${i}@x.test`] }, message(body))
+    expect(r.received).toHaveLength(5)
+    expect(r.received[4]!.raw).toBe(message(body).toString() + '\r\n')
+    expect(r.sessions()).toBe(1)
+  })
+
+  it('declares an 8-bit message (BODY=8BITMIME) and an internationalised domain goes as punycode', async () => {
+    const lines: string[] = []
+    const server = await scripted((line, socket) => {
+      lines.push(line)
+      if (line.startsWith('EHLO')) socket.write('250-hi\r\n250-PIPELINING\r\n250 8BITMIME\r\n')
+      else if (line.startsWith('MAIL') || line.startsWith('RCPT')) socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      else if (line === '.') socket.write('250 queued\r\n')
+    })
+    const c = await session(opts(server.port))
+    await c.send({ from: 'a@sender.test', to: ['b@bücher.test'] }, message('Grüße\r\n'))
+    await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message('plain\r\n'))
+    expect(lines.filter((l) => /^(MAIL|RCPT)/.test(l))).toEqual([
+      'MAIL FROM:<a@sender.test> BODY=8BITMIME',
+      'RCPT TO:<b@xn--bcher-kva.test>',
+      'MAIL FROM:<a@sender.test>',
+      'RCPT TO:<b@x.test>',
+    ])
+  })
+
+  it('a message refused after DATA is refused for every recipient, and the session stays usable', async () => {
+    let refuseNext = true
+    const r = await relay({
+      onData: (stream, _s, cb) => {
+        stream.resume()
+        stream.on('end', () => {
+          if (refuseNext) {
+            refuseNext = false
+            return cb(Object.assign(new Error('5.7.1 Message rejected as spam'), { responseCode: 554 }))
+          }
+          cb(null)
+        })
+      },
+    })
+    const c = await session(opts(r.port))
+    const to = ['b@x.test', 'c@x.test']
+    const refused = await c.send({ from: 'a@sender.test', to }, message())
+    expect(repliesOf(to, refused).map((x) => [x.stage, x.code, x.text])).toEqual([
+      ['message', 554, '554 5.7.1 Message rejected as spam'],
+      ['message', 554, '554 5.7.1 Message rejected as spam'],
+    ])
+    const ok = await c.send({ from: 'a@sender.test', to }, message())
+    expect(ok.final?.code).toBe(250)
+  })
+
+  it('logs in with AUTH PLAIN or AUTH LOGIN; wrong credentials are a connection error with the code', async () => {
+    for (const method of ['PLAIN', 'LOGIN']) {
+      const r = await relay({
+        disabledCommands: ['STARTTLS'],
+        allowInsecureAuth: true,
+        authMethods: [method],
+        onAuth: (auth, _s, cb) =>
+          auth.username === 'u' && auth.password === 'p é'
+            ? cb(null, { user: 'u' })
+            : cb(Object.assign(new Error('Invalid credentials'), { responseCode: 535 })),
+      })
+      const c = await session(opts(r.port, { auth: { user: 'u', pass: 'p é' } }))
+      expect((await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
+      const bad = await SmtpConnection.open(opts(r.port, { auth: { user: 'u', pass: 'wrong' } })).catch(
+        (e) => e,
+      )
+      expect(bad).toBeInstanceOf(SmtpConnectionError)
+      expect(bad).toMatchObject({ code: 535, message: expect.stringContaining(`AUTH ${method} refused`) })
+    }
+  })
+
+  it('upgrades with STARTTLS when offered and verifies the certificate', async () => {
+    const pems = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
+      keySize: 2048,
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }] }],
+    })
+    let secured = false
+    const r = await relay({
+      disabledCommands: ['AUTH'],
+      key: pems.private,
+      cert: pems.cert,
+      onMailFrom: (_a, session, cb) => {
+        secured = session.secure
+        cb()
+      },
+    })
+    const trusted = await session(opts(r.port, { host: 'localhost', tls: { ca: pems.cert } }))
+    expect((await trusted.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
+    expect(secured).toBe(true)
+    // An unknown certificate ends the session before any message is offered.
+    const untrusted = await SmtpConnection.open(opts(r.port, { host: 'localhost' })).catch((e) => e)
+    expect(untrusted).toBeInstanceOf(SmtpConnectionError)
+    expect(String(untrusted.message)).toMatch(/certificate/i)
+  })
+
+  it('a refused greeting, a relay that stops answering and one that closes are connection errors', async () => {
+    const busy = await scripted(() => undefined, '421 4.3.2 Too busy')
+    await expect(SmtpConnection.open(opts(busy.port))).rejects.toMatchObject({
+      code: 421,
+      message: expect.stringContaining('Too busy'),
+    })
+
+    const silent = await scripted((line, socket) => {
+      if (line.startsWith('EHLO')) socket.write('250-hi\r\n250 PIPELINING\r\n')
+      // Never answers MAIL FROM and the rest.
+    })
+    const c = await session(opts(silent.port, { timeoutMs: 300 }))
+    const stuck = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
+    expect(stuck).toMatchObject({ bodySent: false, message: expect.stringContaining('no answer') })
+    expect(c.usable).toBe(false)
+
+    const hangup = await scripted((line, socket) => {
+      if (line.startsWith('EHLO')) socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (line.startsWith('MAIL')) socket.write('250 ok\r\n')
+      else if (line.startsWith('RCPT')) socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      else if (line === '.') socket.destroy()
+    })
+    const h = await session(opts(hangup.port))
+    const dropped = await h.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
+    // The message went out: the relay may have it, so it is never re-sent behind the caller's back.
+    expect(dropped).toMatchObject({ bodySent: true })
+    // MAIL FROM, RCPT TO and DATA travelled together; then the message and its dot together.
+    expect(hangup.chunks.filter((x) => x.startsWith('MAIL'))).toEqual([
+      'MAIL FROM:<a@sender.test>\r\nRCPT TO:<b@x.test>\r\nDATA\r\n',
+    ])
+    expect(hangup.chunks.at(-1)).toBe(`${message().toString()}.\r\n`)
+  })
+})
+
+describe('SMTP pool', () => {
+  it('keeps at most `size` sessions and reuses them', async () => {
+    const r = await relay()
+    const pool = new SmtpPool({ ...opts(r.port), size: 3 })
+    closers.unshift(async () => pool.close())
+    const sends = Array.from({ length: 30 }, (_, i) =>
+      pool.send({ from: 'a@sender.test', to: [`n${i}@x.test`] }, message()),
+    )
+    const done = await Promise.all(sends)
+    expect(done.every((t) => t.final?.code === 250)).toBe(true)
+    expect(r.received).toHaveLength(30)
+    expect(r.sessions()).toBe(3)
+  })
+
+  it('a session the relay closed while idle is replaced, and the send goes through once', async () => {
+    let n = 0
+    const server = await scripted((line, socket) => {
+      if (line.startsWith('EHLO')) socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (line.startsWith('MAIL') || line.startsWith('RCPT')) socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      else if (line === '.') {
+        n++
+        socket.write(`250 queued ${n}\r\n`)
+        // Says goodbye unasked once idle, as relays do at their idle time-out.
+        setTimeout(() => socket.end('421 4.4.2 idle too long\r\n'), 20)
+      }
+    })
+    const pool = new SmtpPool({ ...opts(server.port), size: 1 })
+    closers.unshift(async () => pool.close())
+    expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.text).toBe(
+      '250 queued 1',
+    )
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.text).toBe(
+      '250 queued 2',
+    )
+    expect(n).toBe(2)
+  })
+
+  it('when the relay is down every send fails with a connection error, none waits forever', async () => {
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const port = (closed.address() as AddressInfo).port
+    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    const pool = new SmtpPool({ ...opts(port), size: 2 })
+    closers.unshift(async () => pool.close())
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, () => pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())),
+    )
+    expect(results.map((x) => x.status)).toEqual(Array(6).fill('rejected'))
+    for (const x of results) expect((x as PromiseRejectedResult).reason).toBeInstanceOf(SmtpConnectionError)
+  })
+})
