@@ -315,6 +315,33 @@ describe('SMTP pool', () => {
     expect(n).toBe(2)
   })
 
+  it('a reused session that breaks before the message went out is retried once on a fresh one', async () => {
+    let connections = 0
+    let mails = 0
+    let delivered = 0
+    const server = await scripted((line, socket) => {
+      if (line.startsWith('EHLO')) {
+        connections++
+        socket.write('250-hi\r\n250 PIPELINING\r\n')
+      } else if (line.startsWith('MAIL')) {
+        mails++
+        // The second message on the first session finds it gone (the relay restarted, say).
+        if (mails === 2) socket.destroy()
+        else socket.write('250 ok\r\n')
+      } else if (line.startsWith('RCPT')) socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      else if (line === '.') {
+        delivered++
+        socket.write('250 queued\r\n')
+      }
+    })
+    const pool = new SmtpPool({ ...opts(server.port), size: 1 })
+    closers.unshift(async () => pool.close())
+    for (let i = 0; i < 2; i++)
+      expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
+    expect({ connections, delivered }).toEqual({ connections: 2, delivered: 2 })
+  })
+
   it('when the relay is down every send fails with a connection error, none waits forever', async () => {
     const closed = createServer()
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
