@@ -27,9 +27,10 @@ export const dispatcherEnv = baseEnv
     /** Messages handed out but not yet acked, across all replicas (JetStream max_ack_pending). */
     DISPATCH_MAX_ACK_PENDING: envInt(1_000, 1, 100_000),
     /**
-     * Pooled connections to the relay per replica. Each send waits for the relay's answers to
-     * four commands, so sends in flight need connections: end to end rose 184 -> 211 emails/s
-     * going from 5 to 16 (bench/README.md). Lower it for a relay that limits connections per client.
+     * Pooled connections to the relay per replica, each sending one message at a time (two round
+     * trips with PIPELINING), so sends in flight need connections: end to end rose 184 -> 211
+     * emails/s going from 5 to 16 (bench/README.md). Lower it for a relay that limits connections
+     * per client.
      */
     SMTP_POOL_SIZE: envInt(16, 1, 100),
     /** Connect, greeting and socket-inactivity time-out for the relay. */
