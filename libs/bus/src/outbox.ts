@@ -22,6 +22,7 @@ type OutboxWriter = Pick<Db, 'outboxMessage'>
  */
 export class Outbox {
   private toDelete: bigint[] = []
+  private readonly inFlight = new Set<Promise<void>>()
   private timer: NodeJS.Timeout | undefined
   private sweeping = false
   private readonly published
@@ -53,8 +54,20 @@ export class Outbox {
     return rows as OutboxRow[]
   }
 
-  /** After the commit: publish now (a failure leaves the row for the sweeper). */
-  async publish(rows: OutboxRow[]): Promise<void> {
+  /**
+   * After the commit: publish now (a failure leaves the row for the sweeper). Never rejects, so
+   * a caller with nothing left to do may leave it running (`void outbox.publish(rows)`): the
+   * dispatcher frees its slot for the next email instead of waiting for JetStream's acks, and
+   * `stop()` still waits for every publish under way.
+   */
+  publish(rows: OutboxRow[]): Promise<void> {
+    const p = this.publishNow(rows)
+    this.inFlight.add(p)
+    void p.finally(() => this.inFlight.delete(p))
+    return p
+  }
+
+  private async publishNow(rows: OutboxRow[]): Promise<void> {
     await Promise.all(
       rows.map(async (r) => {
         try {
@@ -135,6 +148,7 @@ export class Outbox {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer)
+    await Promise.all(this.inFlight)
     await this.flushDeletes()
   }
 }

@@ -1,9 +1,11 @@
 import { MailerError } from '@mailer/contracts'
+import { createDb } from '@mailer/db'
 import { createLogger, Metrics } from '@mailer/observability'
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { Bus } from '../src/bus.js'
+import { Outbox } from '../src/outbox.js'
 import { ensureStream } from '../src/streams.js'
 
 const te = useTestEnv()
@@ -110,5 +112,31 @@ describe('publishDurable', () => {
     const err = await client.publishDurable(client.subject('nowhere.x'), data, 'n-1').catch((e) => e)
     expect(err).toBeInstanceOf(Error)
     expect(String(err.message)).toMatch(/no responders/)
+  })
+})
+
+describe('outbox', () => {
+  it('stop() waits for publishes left running, then deletes their rows', async () => {
+    await ensureStream(client, { name: 'OUTBOXED', subjects: ['outboxed.>'] })
+    const db = createDb(te.databaseUrl)
+    const outbox = new Outbox(
+      db,
+      client,
+      createLogger({ service: 'outbox-test', level: 'silent' }),
+      new Metrics('outbox_test'),
+    )
+    try {
+      const rows = await outbox.write(
+        db,
+        Array.from({ length: 20 }, (_, i) => ({ subject: 'outboxed.e', msgId: `o-${i}`, payload: { i } })),
+      )
+      void outbox.publish(rows)
+      await outbox.stop()
+      const info = await client.jsm.streams.info(client.streamName('OUTBOXED'))
+      expect(info.state.messages).toBe(20)
+      expect(await db.outboxMessage.count()).toBe(0)
+    } finally {
+      await db.$disconnect()
+    }
   })
 })

@@ -17,8 +17,12 @@ export const dispatcherEnv = baseEnv
     /** `file` writes `<MAIL_OUTBOX_DIR>/<emailId>.eml` instead of sending (the development default). */
     MAIL_TRANSPORT: z.enum(['smtp', 'file']).default('file'),
     MAIL_OUTBOX_DIR: z.string().min(1).default('.data/outbox'),
-    /** Emails this replica delivers at once. */
-    DISPATCH_CONCURRENCY: envInt(32, 1, 1_000),
+    /**
+     * Emails this replica works on at once (claim, render, send, record). Each spends most of its
+     * time waiting (the database, the relay), so it takes many to keep a core busy: end to end
+     * 822-894 -> 913-949 emails/s going from 32 to 64, with 32 relay connections (bench/README.md).
+     */
+    DISPATCH_CONCURRENCY: envInt(64, 1, 1_000),
     /**
      * How long JetStream waits for an ack before redelivering, and so how old a `sending` claim
      * must be before another replica takes it over (its dispatcher died mid-send).
@@ -28,11 +32,10 @@ export const dispatcherEnv = baseEnv
     DISPATCH_MAX_ACK_PENDING: envInt(1_000, 1, 100_000),
     /**
      * Pooled connections to the relay per replica, each sending one message at a time (two round
-     * trips with PIPELINING), so sends in flight need connections: end to end rose 184 -> 211
-     * emails/s going from 5 to 16 (bench/README.md). Lower it for a relay that limits connections
-     * per client.
+     * trips with PIPELINING), so sends in flight need connections: half of DISPATCH_CONCURRENCY
+     * (bench/README.md). Lower it for a relay that limits connections per client.
      */
-    SMTP_POOL_SIZE: envInt(16, 1, 100),
+    SMTP_POOL_SIZE: envInt(32, 1, 100),
     /** Connect, greeting and socket-inactivity time-out for the relay. */
     SMTP_TIMEOUT_SECONDS: seconds(30, 0.1, 600),
     /** The relay said its sending quota is used up (the "platform daily limit"): wait this long. */
