@@ -1,21 +1,8 @@
-import type { KeyObject } from 'node:crypto'
 import { parseMailbox } from '@mailer/contracts'
 import type Mail from 'nodemailer/lib/mailer'
 import { z } from 'zod'
 import type { ClaimedEmail, EmailContent } from './claimed-email.js'
 import { type TrackingLinks, transformHtml } from './transform-html.js'
-
-/** The sending domain's DKIM key, as nodemailer's `dkim` option wants it. */
-export interface DkimKey {
-  domainName: string
-  keySelector: string
-  /**
-   * A parsed key: signing with the PEM text parses it on every message, which costs three times
-   * the RSA signature itself (2.0 vs 0.5 ms, bench/README.md). nodemailer hands it to
-   * `crypto.Sign#sign`, which takes either.
-   */
-  privateKey: KeyObject | string
-}
 
 /** The email cannot be turned into a message (bad stored content): retrying will not help. */
 export class RenderError extends Error {
@@ -54,7 +41,7 @@ export const messageIdFor = (email: Pick<ClaimedEmail, 'id' | 'from'>): string =
   `<${email.id}@${senderDomain(email.from)}>`
 
 /**
- * The nodemailer message for one attempt. Headers list every recipient as sent to the API; the
+ * The nodemailer message for one attempt (signed afterwards: domain/dkim-sign.ts). Headers list every recipient as sent to the API; the
  * SMTP envelope holds only `envelopeTo` (the recipients this attempt is for), so a retry never
  * reaches someone twice. Bcc recipients are in the envelope only, never in a header: the message
  * is rendered by a transport that would otherwise keep the Bcc header in the raw bytes.
@@ -63,7 +50,6 @@ export function buildMessage(
   email: ClaimedEmail,
   content: EmailContent,
   envelopeTo: string[],
-  dkim: DkimKey | null,
   /** Open/click tracking links; null leaves the HTML untouched. */
   tracking: TrackingLinks | null = null,
 ): Mail.Options {
@@ -96,12 +82,5 @@ export function buildMessage(
       ...(a.contentId ? { cid: a.contentId } : {}),
     }))
   }
-  if (dkim)
-    message.dkim = {
-      domainName: dkim.domainName,
-      keySelector: dkim.keySelector,
-      // Typed as a string by @types/nodemailer; used only as crypto.Sign#sign's key.
-      privateKey: dkim.privateKey as string,
-    }
   return message
 }

@@ -8,6 +8,7 @@ import type { Logger, Metrics } from '@mailer/observability'
 import type { JsMsg } from 'nats'
 import type { RetryPolicy } from '../domain/backoff.js'
 import type { ClaimedEmail } from '../domain/claimed-email.js'
+import { dkimSign } from '../domain/dkim-sign.js'
 import { buildMessage, messageIdFor, RenderError, senderAddress, senderDomain } from '../domain/message.js'
 import { type Plan, planOutcome, planUnsendable } from '../domain/outcome.js'
 import type { TrackingLinks } from '../domain/transform-html.js'
@@ -106,8 +107,9 @@ export function makeDispatchHandler(deps: DispatchDeps): (msg: JsMsg) => Promise
   async function send(email: ClaimedEmail, to: string[], messageId: string, log: Logger) {
     const domain = senderDomain(email.from)
     const dkim = await deps.dkim.get(email.projectId, domain)
-    if (!dkim) log.warn({ domain }, 'no DKIM key for the sending domain; sending unsigned')
-    const raw = await deps.renderer.render(buildMessage(email, email.content!, to, dkim, deps.links ?? null))
+    if (!dkim) log.warn({ domain }, 'no usable DKIM key for the sending domain; sending unsigned')
+    const rendered = await deps.renderer.render(buildMessage(email, email.content!, to, deps.links ?? null))
+    const raw = dkim ? dkimSign(rendered, dkim) : rendered
     const started = performance.now()
     const replies = await deps.relay.deliver(email.id, { from: senderAddress(email.from), to }, raw)
     deliverySeconds.observe((performance.now() - started) / 1000)

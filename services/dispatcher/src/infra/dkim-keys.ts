@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto'
 import type { Db } from '@mailer/db'
-import type { DkimKey } from '../domain/message.js'
+import type { DkimKey } from '../domain/dkim-sign.js'
 
 interface Entry {
   key: Promise<DkimKey | null>
@@ -41,20 +41,19 @@ export class DkimKeys {
       where: { projectId_name: { projectId, name: domain } },
       select: { name: true, dkimSelector: true, dkimPrivateKey: true },
     })
-    return row
-      ? { domainName: row.name, keySelector: row.dkimSelector, privateKey: parsedKey(row.dkimPrivateKey) }
-      : null
+    const privateKey = row ? parsedKey(row.dkimPrivateKey) : null
+    return row && privateKey ? { domainName: row.name, keySelector: row.dkimSelector, privateKey } : null
   }
 }
 
 /**
- * Parsed once here, not by every signature (see DkimKey). A key that does not parse is passed on
- * as text: nodemailer then sends the message unsigned, as it always did with a bad key.
+ * Parsed once here, not by every signature (see DkimKey). A key that does not parse counts as no
+ * key: the domain's messages go unsigned (with a warning) rather than not at all.
  */
-function parsedKey(pem: string): KeyObject | string {
+function parsedKey(pem: string): KeyObject | null {
   try {
     return createPrivateKey(pem)
   } catch {
-    return pem
+    return null
   }
 }

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path'
 import type { Logger, Metrics } from '@mailer/observability'
 import nodemailer from 'nodemailer'
 import type Mail from 'nodemailer/lib/mailer'
+import { withCrlf } from '../domain/line-ends.js'
 import { RenderError } from '../domain/message.js'
 import { type RecipientReply, replyText } from '../domain/smtp-reply.js'
 import { repliesOf } from '../domain/smtp-transaction.js'
@@ -37,7 +38,7 @@ export class Renderer {
   async render(message: Mail.Options): Promise<Buffer> {
     try {
       const info = await this.transport.sendMail(message)
-      return info.message as Buffer
+      return withCrlf(info.message as Buffer)
     } catch (err) {
       throw new RenderError(`cannot render the message: ${(err as Error).message}`)
     }

@@ -1,0 +1,95 @@
+import { generateKeyPairSync } from 'node:crypto'
+import { dkimVerify } from 'mailauth/lib/dkim/verify'
+import { describe, expect, it } from 'vitest'
+import { dkimSign, relaxedBody } from '../src/domain/dkim-sign.js'
+import { Renderer } from '../src/infra/relay.js'
+
+// Every signature is checked by an independent verifier (mailauth) against the published key.
+const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+const key = { domainName: 'mail.acme.test', keySelector: 's1', privateKey }
+const txt = `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`
+const resolver = async (name: string, type: string) => {
+  if (type === 'TXT' && name === 's1._domainkey.mail.acme.test') return [[txt]]
+  throw Object.assign(new Error(`no ${type} record for ${name}`), { code: 'ENOTFOUND' })
+}
+
+async function verify(raw: Buffer) {
+  const { results } = await dkimVerify(raw, { resolver } as never)
+  expect(results).toHaveLength(1)
+  return results[0] as { status: { result: string }; signingDomain: string; selector: string }
+}
+
+const crlf = (lines: string[]) => Buffer.from(lines.join('\r\n'), 'utf8')
+
+describe('dkimSign', () => {
+  it('signs a message nodemailer rendered (alternatives, attachment, custom headers): the signature verifies', async () => {
+    const raw = await new Renderer().render({
+      from: 'Acme <billing@mail.acme.test>',
+      to: ['a@x.test'],
+      cc: ['c@x.test'],
+      replyTo: ['support@acme.test'],
+      subject: `A long subject that nodemailer folds over more than one line ${'x'.repeat(80)} — ünïcode`,
+      messageId: '<email_1@mail.acme.test>',
+      headers: { 'X-Campaign': 'spring', 'List-Unsubscribe': '<https://acme.test/u/1>' },
+      html: '<p>Hello <b>there</b></p>',
+      text: 'Hello there\n\n\n',
+      attachments: [{ filename: 'a.txt', content: 'aGVsbG8=', encoding: 'base64' }],
+      envelope: { from: 'billing@mail.acme.test', to: ['a@x.test'] },
+    })
+    // Every line ends with CRLF, the text part's bare LFs included.
+    expect(/\r(?!\n)|(?<!\r)\n/.test(raw.toString('latin1'))).toBe(false)
+    expect(raw.toString()).toContain('Hello there\r\n\r\n\r\n')
+    const signed = dkimSign(raw, key)
+    expect(signed.subarray(0, 15).toString()).toBe('DKIM-Signature:')
+    expect(await verify(signed)).toMatchObject({
+      signingDomain: 'mail.acme.test',
+      selector: 's1',
+      status: { result: 'pass' },
+    })
+  })
+
+  it('verifies whatever the whitespace: runs of spaces and tabs, trailing blanks, empty lines at the end, 8-bit text', async () => {
+    const raw = crlf([
+      'From: a@mail.acme.test',
+      'To:   b@x.test ,',
+      '\tc@x.test',
+      'Subject: \t spaced   out\t ',
+      'Cc: first@x.test',
+      'Cc: second@x.test',
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: 8bit',
+      '',
+      'line with trailing blanks   \t',
+      '  leading   and\t\tinner runs',
+      'Grüße aus Köln',
+      '',
+      '   ',
+      '',
+      '',
+    ])
+    expect(await verify(dkimSign(raw, key))).toMatchObject({ status: { result: 'pass' } })
+  })
+
+  it('verifies a message without a body, and fails once the signed message is changed', async () => {
+    const empty = crlf(['From: a@mail.acme.test', 'Subject: nothing', '', ''])
+    expect(await verify(dkimSign(empty, key))).toMatchObject({ status: { result: 'pass' } })
+
+    const signed = dkimSign(crlf(['From: a@mail.acme.test', 'Subject: pay 10', '', 'pay 10 EUR', '']), key)
+    const tampered = Buffer.from(signed.toString('latin1').replace('pay 10 EUR', 'pay 99 EUR'), 'latin1')
+    expect((await verify(tampered)).status.result).not.toBe('pass')
+    const retitled = Buffer.from(
+      signed.toString('latin1').replace('Subject: pay 10', 'Subject: pay 99'),
+      'latin1',
+    )
+    expect((await verify(retitled)).status.result).not.toBe('pass')
+  })
+})
+
+describe('relaxedBody', () => {
+  it('follows RFC 6376 3.4.4 (its example: " C \\r\\nD \\t E\\r\\n\\r\\n\\r\\n")', () => {
+    expect(relaxedBody(' C \r\nD \t E\r\n\r\n\r\n')).toBe(' C\r\nD E\r\n')
+    expect(relaxedBody('')).toBe('')
+    expect(relaxedBody('\r\n\r\n')).toBe('')
+    expect(relaxedBody('no final line end')).toBe('no final line end\r\n')
+  })
+})
