@@ -31,14 +31,16 @@ export class PgStats {
     const result = await work()
     const { rows } = await this.pool.query<Record<string, string | number>>(
       `SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
-              rows, wal_bytes, regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS query
+              rows, wal_bytes,
+              round((jit_generation_time + jit_inlining_time + jit_optimization_time + jit_emission_time)::numeric, 1) AS jit_ms,
+              regexp_replace(left(query, 160), '\\s+', ' ', 'g') AS query
        FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`,
     )
     const lines = rows.map((r) =>
-      [r.calls, r.total_ms, r.mean_ms, r.rows, r.wal_bytes, r.query].map(String).join('\t'),
+      [r.calls, r.total_ms, r.mean_ms, r.rows, r.wal_bytes, r.jit_ms, r.query].map(String).join('\t'),
     )
     const file = join(ensureDir(join(ROOT, '.data', 'bench-pgstats')), `${this.stamp}-${phase}.txt`)
-    writeFileSync(file, `calls\ttotal_ms\tmean_ms\trows\twal_bytes\tquery\n${lines.join('\n')}\n`)
+    writeFileSync(file, `calls\ttotal_ms\tmean_ms\trows\twal_bytes\tjit_ms\tquery\n${lines.join('\n')}\n`)
     return result
   }
 
