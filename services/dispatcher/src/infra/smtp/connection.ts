@@ -67,8 +67,6 @@ export class SmtpConnection {
   private busy = true
   /** Set by the owner (the pool): called once when the session ends, however it ends. */
   onClosed: () => void = () => undefined
-  /** Messages sent on this session. */
-  sent = 0
 
   private constructor(
     private readonly opts: SmtpOptions,
@@ -150,7 +148,6 @@ export class SmtpConnection {
       }
       // A transaction left open (recipients refused, DATA refused) is reset for the next message.
       if (t.final === null) await this.expect(await this.command('RSET'), 250, 'RSET')
-      this.sent++
       this.busy = false
       return t
     } catch (err) {
