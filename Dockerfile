@@ -40,7 +40,10 @@ RUN --mount=type=cache,id=mailer-pnpm,target=/pnpm-store \
 # --- runtime: Node, the built workspace and production node_modules; no toolchain ------------
 FROM node:${NODE_VERSION}-slim AS runtime
 # Prisma and its config loader must neither write files (read-only root filesystem) nor call home.
+# A 32 MiB semi-space (V8's default is 16): fewer young-generation collections in services that
+# allocate per request, +3-12 % throughput in every bench phase (tests/support/node-flags.ts).
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=32 \
     CHECKPOINT_DISABLE=1 \
     PRISMA_HIDE_UPDATE_MESSAGE=1 \
     JITI_FS_CACHE=false

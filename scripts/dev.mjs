@@ -143,11 +143,16 @@ function pretty(line) {
 function run(name, i, env) {
   const color = COLORS[i % COLORS.length]
   const tag = `\x1b[${color}m${name.padEnd(10)}\x1b[0m|`
-  const p = spawn(process.execPath, ['--import', 'tsx', `services/${name}/src/main.ts`], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  // The services' Node flags, as in the image (Dockerfile NODE_OPTIONS; tests/support/node-flags.ts).
+  const p = spawn(
+    process.execPath,
+    ['--max-semi-space-size=32', '--import', 'tsx', `services/${name}/src/main.ts`],
+    {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
   for (const stream of [p.stdout, p.stderr]) {
     let buf = ''
     stream.on('data', (d) => {

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { SERVICE_NODE_FLAGS } from '../../tests/support/node-flags.js'
 import { type LoadResult, load } from './load.js'
 import { type BenchProject, sendInput } from './setup.js'
 import { ROOT, until } from './stack.js'
@@ -45,11 +46,16 @@ export async function baselinePhase(
   seconds: number,
   meter: (baselinePid: number) => Meter,
 ): Promise<{ rows: AcceptRow[]; peakRssMiB: number | null }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join('bench', 'src', 'baseline.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  // The same runtime flags as the services: the baseline is the same work without Mailer.
+  const proc = spawn(
+    process.execPath,
+    [...SERVICE_NODE_FLAGS, '--import', 'tsx', join('bench', 'src', 'baseline.ts')],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  )
   let port = 0
   createInterface({ input: proc.stdout! }).on('line', (l) => {
     try {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { waitFor } from '@mailer/testing'
+import { SERVICE_NODE_FLAGS } from './node-flags.js'
 import type { ServiceName } from './stack.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -26,11 +27,15 @@ export interface SpawnedService {
  * ready (`/readyz`: NATS and PostgreSQL reachable).
  */
 export async function spawnService(name: ServiceName, env: Record<string, string>): Promise<SpawnedService> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join('services', name, 'src', 'main.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, METRICS_PORT: '0', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const proc = spawn(
+    process.execPath,
+    [...SERVICE_NODE_FLAGS, '--import', 'tsx', join('services', name, 'src', 'main.ts')],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env, METRICS_PORT: '0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
   const logs: Array<Record<string, unknown>> = []
   const stderr: string[] = []
   createInterface({ input: proc.stdout! }).on('line', (line) => {

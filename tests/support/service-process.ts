@@ -3,6 +3,7 @@ import { appendFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { freePort, onExit, until } from './infra.js'
+import { SERVICE_NODE_FLAGS } from './node-flags.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
@@ -40,7 +41,7 @@ export class ServiceProcess {
     const metricsPort = await freePort()
     const proc = spawn(
       process.execPath,
-      [...nodeFlags, '--import', 'tsx', join('services', name, 'src', 'main.ts')],
+      [...SERVICE_NODE_FLAGS, ...nodeFlags, '--import', 'tsx', join('services', name, 'src', 'main.ts')],
       {
         cwd: ROOT,
         env: { ...process.env, ...env, METRICS_PORT: String(metricsPort) },
