@@ -48,11 +48,10 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
   const dkim = new DkimKeys(rt.db)
   rt.bus.subscribe(SUBJECTS.domainsInvalidate, (p) => dkim.invalidate(DomainsInvalidation.parse(p).projectId))
 
-  // Every in-flight email holds a connection briefly at claim and at record time. Closed after
-  // the consumer stopped and in-flight outcomes were recorded.
-  const pool = createPgPool(env.DATABASE_URL, {
-    max: Math.min(50, Math.ceil(env.DISPATCH_CONCURRENCY / 2) + 4),
-  })
+  // Claims and outcomes are group commits (two statements at a time each), plus an occasional claim
+  // refresh for a slow send: a few connections serve any DISPATCH_CONCURRENCY. Closed after the
+  // consumer stopped and in-flight outcomes were recorded.
+  const pool = createPgPool(env.DATABASE_URL, { max: 8 })
   rt.onStop(() => pool.end())
   const handle = makeDispatchHandler({
     db: rt.db,
