@@ -257,6 +257,19 @@ describe('SMTP session', () => {
     expect(stuck).toMatchObject({ bodySent: false, message: expect.stringContaining('no answer') })
     expect(c.usable).toBe(false)
 
+    // A 5xx to MAIL FROM followed by a hang-up is the relay's answer, not a broken session.
+    const refusing = await scripted((line, socket) => {
+      if (line.startsWith('EHLO')) socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (line.startsWith('MAIL')) socket.end('554 5.7.1 Sender blocked\r\n')
+    })
+    const r = await session(opts(refusing.port))
+    const blocked = await r.send({ from: 'a@sender.test', to: ['b@x.test', 'c@x.test'] }, message())
+    expect(repliesOf(['b@x.test', 'c@x.test'], blocked).map((x) => [x.stage, x.code])).toEqual([
+      ['message', 554],
+      ['message', 554],
+    ])
+    expect(r.usable).toBe(false)
+
     const hangup = await scripted((line, socket) => {
       if (line.startsWith('EHLO')) socket.write('250-hi\r\n250 PIPELINING\r\n')
       else if (line.startsWith('MAIL')) socket.write('250 ok\r\n')

@@ -147,13 +147,28 @@ export class SmtpConnection {
         }
       }
       // A transaction left open (recipients refused, DATA refused) is reset for the next message.
-      if (t.final === null) await this.expect(await this.command('RSET'), 250, 'RSET')
+      if (t.final === null) await this.reset()
       this.busy = false
       return t
     } catch (err) {
       const e = err instanceof SmtpConnectionError ? err : new SmtpConnectionError((err as Error).message)
       this.fail(e)
+      // Refused outright before the session broke (a relay may hang up after a 5xx to MAIL FROM):
+      // that answer is the outcome, not the broken session.
+      const answered =
+        t.mail.code !== 0 && (!positive(t.mail) || (t.rcpt.length === to.length && !t.rcpt.some(positive)))
+      if (answered) return t
       throw new SmtpConnectionError(e.message, e.code, this.bodySent)
+    }
+  }
+
+  /** RSET after a transaction left open. A session that cannot reset is closed; the answers stand. */
+  private async reset(): Promise<void> {
+    try {
+      const reply = await this.command('RSET')
+      if (reply.code !== 250) this.quit()
+    } catch {
+      // The session broke (fail() ran): the pool drops it.
     }
   }
 
