@@ -241,6 +241,28 @@ describe('SMTP session', () => {
     expect(String(untrusted.message)).toMatch(/certificate/i)
   })
 
+  it('falls back to HELO for a relay that does not know EHLO, sending one command at a time', async () => {
+    const lines: string[] = []
+    const old = await scripted((line, socket) => {
+      lines.push(line)
+      if (line.startsWith('EHLO')) socket.write('502 5.5.1 command not recognized\r\n')
+      else if (line.startsWith('HELO')) socket.write('250 hello\r\n')
+      else if (line.startsWith('MAIL') || line.startsWith('RCPT')) socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      else if (line === '.') socket.write('250 queued\r\n')
+    })
+    const c = await session(opts(old.port))
+    expect((await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
+    expect(lines.filter((l) => /^(EHLO|HELO|MAIL|RCPT|DATA)/.test(l)).map((l) => l.split(' ')[0])).toEqual([
+      'EHLO',
+      'HELO',
+      'MAIL',
+      'RCPT',
+      'DATA',
+    ])
+    expect(old.chunks.find((x) => x.startsWith('MAIL'))).toBe('MAIL FROM:<a@sender.test>\r\n')
+  })
+
   it('a refused greeting, a relay that stops answering and one that closes are connection errors', async () => {
     const busy = await scripted(() => undefined, '421 4.3.2 Too busy')
     await expect(SmtpConnection.open(opts(busy.port))).rejects.toMatchObject({
