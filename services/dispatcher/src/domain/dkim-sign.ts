@@ -76,6 +76,7 @@ export function relaxedBody(body: string): string {
 }
 
 interface Field {
+  /** Lower case. */
   name: string
   /** The whole field as it appears, folding included, without its final CRLF. */
   raw: string
@@ -87,7 +88,13 @@ function fields(head: string): Field[] {
     if ((line.startsWith(' ') || line.startsWith('\t')) && out.length > 0)
       out[out.length - 1]!.raw += `\r\n${line}`
     else if (line.length > 0)
-      out.push({ name: line.slice(0, Math.max(0, line.indexOf(':'))).trim(), raw: line })
+      out.push({
+        name: line
+          .slice(0, Math.max(0, line.indexOf(':')))
+          .trim()
+          .toLowerCase(),
+        raw: line,
+      })
   }
   return out
 }
@@ -111,12 +118,12 @@ export function dkimSign(raw: Buffer, key: DkimKey): Buffer {
   const bh = createHash('sha256').update(relaxedBody(body), 'latin1').digest('base64')
 
   // A name listed n times signs its last n occurrences, bottom up (RFC 6376 5.4.2).
-  const all = fields(head).filter((f) => SIGNED.has(f.name.toLowerCase()))
-  const names = all.map((f) => f.name.toLowerCase())
+  const all = fields(head).filter((f) => SIGNED.has(f.name))
+  const names = all.map((f) => f.name)
   const signed: string[] = []
   const used = new Set<Field>()
   for (const n of names) {
-    const f = all.findLast((x) => !used.has(x) && x.name.toLowerCase() === n)!
+    const f = all.findLast((x) => !used.has(x) && x.name === n)!
     used.add(f)
     const colon = f.raw.indexOf(':')
     signed.push(relaxedHeader(f.raw.slice(0, colon), f.raw.slice(colon + 1)))

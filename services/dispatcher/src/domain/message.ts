@@ -41,9 +41,9 @@ export const messageIdFor = (email: Pick<ClaimedEmail, 'id' | 'from'>): string =
   `<${email.id}@${senderDomain(email.from)}>`
 
 /**
- * The nodemailer message for one attempt (signed afterwards: domain/dkim-sign.ts). Headers list every recipient as sent to the API; the
- * SMTP envelope holds only `envelopeTo` (the recipients this attempt is for), so a retry never
- * reaches someone twice. Bcc recipients are in the envelope only, never in a header: the message
+ * The nodemailer message for one attempt (signed afterwards: domain/dkim-sign.ts). Headers list
+ * every recipient as sent to the API; the SMTP envelope holds only `envelopeTo` (the recipients
+ * this attempt is for), so a retry never reaches someone twice. Bcc recipients are in the envelope only, never in a header: the message
  * is rendered by a transport that would otherwise keep the Bcc header in the raw bytes.
  */
 export function buildMessage(

@@ -40,8 +40,8 @@ const RECORD_RETRY_MS = [250, 500, 1_000, 2_000, 4_000]
 
 /**
  * Handles one message of the EMAILS stream: claim the email, render and deliver it, write every
- * outcome in one transaction, then ack ("record before ack"), then start publishing its events. Duplicate
- * and stale messages find nothing to claim and are acked.
+ * outcome in one transaction, then ack ("record before ack"), then start publishing its events.
+ * Duplicate and stale messages find nothing to claim and are acked.
  */
 export function makeDispatchHandler(deps: DispatchDeps): (msg: JsMsg) => Promise<void> {
   const { logger, metrics } = deps

@@ -65,7 +65,10 @@ export class SmtpConnection {
   private bodySent = false
   /** Opening or sending: a silence now is a stuck relay, not an idle session. */
   private busy = true
-  /** Set by the owner (the pool): called once when the session ends, however it ends. */
+  /**
+   * Set by the owner (the pool): called once when the session ends, however it ends (quit() and
+   * fail() each run it only when they set `failure`, which nothing clears).
+   */
   onClosed: () => void = () => undefined
 
   private constructor(
@@ -91,10 +94,10 @@ export class SmtpConnection {
     const c = new SmtpConnection(opts, socket)
     try {
       c.owed++
-      await c.expect(await c.take(), 220, 'greeting')
+      c.expect(await c.take(), 220, 'greeting')
       await c.hello()
       if (!opts.secure && c.capabilities.has('STARTTLS')) {
-        await c.expect(await c.command('STARTTLS'), 220, 'STARTTLS')
+        c.expect(await c.command('STARTTLS'), 220, 'STARTTLS')
         await c.upgrade(servername, opts.tls)
         await c.hello()
       }
@@ -178,7 +181,7 @@ export class SmtpConnection {
     this.failure = new SmtpConnectionError('connection closed')
     this.socket.end('QUIT\r\n')
     setTimeout(() => this.socket.destroy(), 1_000).unref()
-    this.ended()
+    this.onClosed()
   }
 
   private attach(socket: Socket): void {
@@ -243,13 +246,6 @@ export class SmtpConnection {
     this.failure = err
     for (const t of this.takers.splice(0)) t.reject(err)
     this.socket.destroy()
-    this.ended()
-  }
-
-  private closedOnce = false
-  private ended(): void {
-    if (this.closedOnce) return
-    this.closedOnce = true
     this.onClosed()
   }
 
@@ -281,7 +277,7 @@ export class SmtpConnection {
     return this.take()
   }
 
-  private async expect(reply: SmtpReply, code: number, what: string): Promise<void> {
+  private expect(reply: SmtpReply, code: number, what: string): void {
     if (reply.code !== code)
       throw new SmtpConnectionError(`${what} refused: ${reply.text.replace(/\s+/g, ' ')}`, reply.code)
   }
@@ -291,11 +287,10 @@ export class SmtpConnection {
     const name = this.clientName()
     let reply = await this.command(`EHLO ${name}`)
     if (reply.code >= 500 && reply.code < 600) {
+      // A HELO answer has one line: no extensions below.
       reply = await this.command(`HELO ${name}`)
-      this.capabilities = new Set()
-      this.authMethods = []
     }
-    await this.expect(reply, 250, 'EHLO')
+    this.expect(reply, 250, 'EHLO')
     const lines = reply.text.split('\n').slice(1)
     this.capabilities = new Set(lines.map((l) => l.slice(4).split(' ')[0]!.toUpperCase()))
     const auth = lines.find((l) => /^AUTH[ =]/i.test(l.slice(4)))
@@ -324,15 +319,11 @@ export class SmtpConnection {
   private async login(auth: { user: string; pass: string }): Promise<void> {
     const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64')
     if (this.authMethods.includes('PLAIN')) {
-      await this.expect(
-        await this.command(`AUTH PLAIN ${b64(`\0${auth.user}\0${auth.pass}`)}`),
-        235,
-        'AUTH PLAIN',
-      )
+      this.expect(await this.command(`AUTH PLAIN ${b64(`\0${auth.user}\0${auth.pass}`)}`), 235, 'AUTH PLAIN')
     } else if (this.authMethods.includes('LOGIN')) {
-      await this.expect(await this.command('AUTH LOGIN'), 334, 'AUTH LOGIN')
-      await this.expect(await this.command(b64(auth.user)), 334, 'AUTH LOGIN')
-      await this.expect(await this.command(b64(auth.pass)), 235, 'AUTH LOGIN')
+      this.expect(await this.command('AUTH LOGIN'), 334, 'AUTH LOGIN')
+      this.expect(await this.command(b64(auth.user)), 334, 'AUTH LOGIN')
+      this.expect(await this.command(b64(auth.pass)), 235, 'AUTH LOGIN')
     } else {
       throw new SmtpConnectionError(
         `the relay offers no AUTH method this client speaks (PLAIN, LOGIN): ${this.authMethods.join(' ') || 'none'}`,

@@ -26,17 +26,22 @@ export class SmtpPool {
    * ever sent again once its final dot went out (the relay may have the message).
    */
   async send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SmtpTransaction> {
-    const { connection, reused } = await this.acquire()
+    const first = await this.acquire()
     try {
-      const t = await connection.send(envelope, raw)
-      this.release(connection)
-      return t
+      return await this.sendOn(first.connection, envelope, raw)
     } catch (err) {
-      if (!reused || !(err instanceof SmtpConnectionError) || err.bodySent || this.closing) throw err
+      if (!first.reused || !(err instanceof SmtpConnectionError) || err.bodySent || this.closing) throw err
     }
-    const fresh = await this.acquire(true)
-    const t = await fresh.connection.send(envelope, raw)
-    this.release(fresh.connection)
+    return this.sendOn((await this.acquire(true)).connection, envelope, raw)
+  }
+
+  private async sendOn(
+    c: SmtpConnection,
+    envelope: { from: string; to: string[] },
+    raw: Buffer,
+  ): Promise<SmtpTransaction> {
+    const t = await c.send(envelope, raw)
+    this.release(c)
     return t
   }
 
