@@ -17,16 +17,19 @@ beforeAll(async () => {
   relay = await TestRelay.start()
   seed = await Seeder.open(te)
   await seed.domain(PROJECT, 'mail.claims.test')
-  await stack.start('dispatcher', {
-    MAIL_TRANSPORT: 'smtp',
-    SMTP_URL: relay.url,
-    // One connection, a relay that takes 1 s per message: the sixth email waits about 5 s for
-    // its turn, longer than the 3 s ack wait.
-    SMTP_POOL_SIZE: '1',
-    DISPATCH_CONCURRENCY: '8',
-    DISPATCH_ACK_WAIT_SECONDS: '3',
-    SMTP_TIMEOUT_SECONDS: '1.5',
-  })
+  await stack.start('dispatcher', dispatcherEnv())
+})
+
+const dispatcherEnv = (over: Record<string, string> = {}) => ({
+  MAIL_TRANSPORT: 'smtp',
+  SMTP_URL: relay.url,
+  // One connection, a relay that takes 1 s per message: the sixth email waits about 5 s for
+  // its turn, longer than the 3 s ack wait.
+  SMTP_POOL_SIZE: '1',
+  DISPATCH_CONCURRENCY: '8',
+  DISPATCH_ACK_WAIT_SECONDS: '3',
+  SMTP_TIMEOUT_SECONDS: '1.5',
+  ...over,
 })
 afterAll(async () => {
   await stack.stopAll()
@@ -113,5 +116,77 @@ describe('claims', () => {
       { type: 'email.delivered', n: 12 },
       { type: 'email.sent', n: 12 },
     ])
+  })
+
+  it('a group message: each email sent once, unknown and repeated ids skipped, the message acked', async () => {
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++)
+      ids.push(
+        await seed.email(PROJECT, {
+          from: 'group@mail.claims.test',
+          to: [`g${i}@example.com`],
+          subject: `Group ${i}`,
+          text: 'x',
+        }),
+      )
+    await seed.dispatchGroup([...ids, ids[0]!, 'email_01KUNKNOWNUNKNOWNUNKNOWN00'], `${ids[0]}:0`)
+    // The same emails again in another group (a re-sweep), while the first is in flight.
+    await seed.dispatchGroup([ids[3]!, ids[4]!], `${ids[3]}:0`)
+    await waitFor(
+      async () =>
+        (await seed.sql(`SELECT 1 FROM emails WHERE id = ANY($1) AND status = 'delivered'`, [ids])).length ===
+        5,
+      { timeoutMs: 30_000, what: 'all delivered' },
+    )
+    await waitFor(() => seed.dispatchDrained(), { timeoutMs: 15_000, what: 'every dispatch message handled' })
+    const counts = relay.deliveryCounts()
+    expect(ids.map((id, i) => counts.get(`${id} g${i}@example.com`))).toEqual([1, 1, 1, 1, 1])
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.metricsPort('dispatcher')}/metrics`)).text()
+    expect(metrics).toMatch(/^mailer_dispatcher_dispatch_skipped_total\{reason="unknown_email"\} [1-9]/m)
+  })
+
+  it('a dispatcher stopping mid-group finishes what it started and leaves the rest to the next one', async () => {
+    // One email at a time, 1 s each.
+    await stack.stop('dispatcher')
+    await stack.start('dispatcher', dispatcherEnv({ DISPATCH_CONCURRENCY: '1' }))
+    relay.answerDelayMs = 1_000
+    const ids: string[] = []
+    for (let i = 0; i < 6; i++)
+      ids.push(
+        await seed.email(PROJECT, {
+          from: 'stop@mail.claims.test',
+          to: [`s${i}@example.com`],
+          subject: `Stop ${i}`,
+          text: 'x',
+        }),
+      )
+    await seed.dispatchGroup(ids, `${ids[0]}:0`)
+    await waitFor(
+      async () =>
+        (await seed.sql(`SELECT 1 FROM emails WHERE id = ANY($1) AND status = 'delivered'`, [ids])).length >=
+        1,
+      {
+        timeoutMs: 10_000,
+        what: 'the first delivered',
+      },
+    )
+    const stopping = Date.now()
+    await stack.stop('dispatcher')
+    // The send under way finishes; the emails waiting for a slot are not started.
+    expect(Date.now() - stopping).toBeLessThan(4_000)
+    const sentBefore = (
+      await seed.sql(`SELECT 1 FROM emails WHERE id = ANY($1) AND status = 'delivered'`, [ids])
+    ).length
+    expect(sentBefore).toBeLessThan(6)
+    relay.answerDelayMs = 0
+    await stack.start('dispatcher', dispatcherEnv())
+    await waitFor(
+      async () =>
+        (await seed.sql(`SELECT 1 FROM emails WHERE id = ANY($1) AND status = 'delivered'`, [ids])).length ===
+        6,
+      { timeoutMs: 30_000, what: 'all delivered after the restart' },
+    )
+    const counts = relay.deliveryCounts()
+    expect(ids.map((id, i) => counts.get(`${id} s${i}@example.com`))).toEqual([1, 1, 1, 1, 1, 1])
   })
 })

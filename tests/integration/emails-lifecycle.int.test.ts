@@ -22,10 +22,10 @@ const send = (over: Record<string, unknown> = {}, key = acme.live) =>
   client.post('/v1/emails', key, email(acme.from, over))
 const get = async (id: string) => (await client.get(`/v1/emails/${id}`, acme.live)).body
 const dispatched = async (id: string) =>
-  (await streamMessages(te, 'EMAILS')).filter((m) => m.data.emailId === id)
+  (await streamMessages(te, 'EMAILS')).filter((m) => m.data.emailIds.includes(id))
 
 describe('dispatch through the EMAILS stream', () => {
-  it('a queued email reaches the stream once, with msgId <id>:0; its email.queued reaches EVENTS', async () => {
+  it('a queued email reaches the stream once, msgId <id>:0; its email.queued reaches EVENTS', async () => {
     const r = await send()
     const msgs = await waitFor(async () => {
       const m = await dispatched(r.body.id)
@@ -35,7 +35,7 @@ describe('dispatch through the EMAILS stream', () => {
       {
         subject: 'emails.dispatch',
         msgId: `${r.body.id}:0`,
-        data: { emailId: r.body.id, projectId: acme.project.id, attempt: 0 },
+        data: { emailIds: [r.body.id] },
       },
     ])
     const events = await waitFor(async () =>
@@ -51,18 +51,34 @@ describe('dispatch through the EMAILS stream', () => {
     )
   })
 
-  it('every queued email of a batch gets its own dispatch message', async () => {
-    const r = await client.post('/v1/emails/batch', acme.live, [
+  it("a batch's queued emails share one dispatch message, 50 at most, msgId <first id>:0", async () => {
+    const small = await client.post('/v1/emails/batch', acme.live, [
       email(acme.from),
       email(acme.from),
       email('x@elsewhere.test'),
     ])
-    const ids: string[] = r.body.data.filter((d: any) => d.id).map((d: any) => d.id)
+    const ids: string[] = small.body.data.filter((d: any) => d.id).map((d: any) => d.id)
     expect(ids).toHaveLength(2)
-    await waitFor(async () => {
-      const all = await streamMessages(te, 'EMAILS')
-      return ids.every((id) => all.filter((m) => m.msgId === `${id}:0`).length === 1)
+    const [one] = await waitFor(async () => {
+      const m = await dispatched(ids[0]!)
+      return m.length ? m : null
     })
+    expect(one).toEqual({ subject: 'emails.dispatch', msgId: `${ids[0]}:0`, data: { emailIds: ids } })
+
+    const big = await client.post(
+      '/v1/emails/batch',
+      acme.live,
+      Array.from({ length: 100 }, () => email(acme.from)),
+    )
+    const bigIds: string[] = big.body.data.map((d: any) => d.id)
+    const groups = await waitFor(async () => {
+      const all = (await streamMessages(te, 'EMAILS')).filter((m) =>
+        m.data.emailIds.some((id: string) => bigIds.includes(id)),
+      )
+      return all.length === 2 ? all : null
+    })
+    expect(groups.map((g) => g.data.emailIds)).toEqual([bigIds.slice(0, 50), bigIds.slice(50)])
+    expect(groups.map((g) => g.msgId)).toEqual([`${bigIds[0]}:0`, `${bigIds[50]}:0`])
   })
 
   it('test emails and scheduled emails are not dispatched; test emails publish no event', async () => {
@@ -79,7 +95,7 @@ describe('dispatch through the EMAILS stream', () => {
     )
   })
 
-  it('a retry due (next_attempt_at set by the dispatcher) gets the next dispatch message with attempt = attempts', async () => {
+  it('a retry due (next_attempt_at set by the dispatcher) gets the next dispatch message, msgId <id>:<attempts>', async () => {
     const r = await send()
     await sql(
       te,
@@ -89,7 +105,7 @@ describe('dispatch through the EMAILS stream', () => {
     const msg = await waitFor(async () =>
       (await dispatched(r.body.id)).find((m) => m.msgId === `${r.body.id}:2`),
     )
-    expect(msg.data).toEqual({ emailId: r.body.id, projectId: acme.project.id, attempt: 2 })
+    expect(msg.data).toEqual({ emailIds: [r.body.id] })
     expect(
       (await sql(te, 'SELECT next_attempt_at FROM emails WHERE id = $1', [r.body.id]))[0].next_attempt_at,
     ).toBeNull()

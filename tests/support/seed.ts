@@ -83,7 +83,19 @@ export class Seeder {
     return id
   }
 
-  /** Publishes a dispatch message to this file's EMAILS stream (msgID `<emailId>:<attempt>`). */
+  /** Publishes a group dispatch message (`{ emailIds }`, as the email service writes them). */
+  async dispatchGroup(emailIds: string[], msgId: string): Promise<void> {
+    const js = this.nc.jetstream()
+    const msg: DispatchMessage = { emailIds }
+    await js.publish(`${this.te.natsPrefix}.emails.dispatch`, new TextEncoder().encode(JSON.stringify(msg)), {
+      msgID: msgId,
+    })
+  }
+
+  /**
+   * Publishes a one-email dispatch message (msgID `<emailId>:<attempt>`), the shape earlier
+   * versions wrote and the dispatcher still reads.
+   */
   async dispatch(emailId: string, projectId: string, attempt = 0): Promise<void> {
     const js = this.nc.jetstream()
     const msg: DispatchMessage = { emailId, projectId, attempt }

@@ -58,10 +58,19 @@ export const EventMessage = z.object({
 })
 export type EventMessage = z.infer<typeof EventMessage>
 
-/** A message on the EMAILS stream: dispatch attempt `attempt` of one email (msgID `<emailId>:<attempt>`). */
-export const DispatchMessage = z.object({
-  emailId: z.string(),
-  projectId: z.string(),
-  attempt: z.number().int().min(0),
-})
+/** Most emails one dispatch message names; larger groups are split (see `DispatchMessage`). */
+export const DISPATCH_GROUP_MAX = 50
+
+/**
+ * A message on the EMAILS stream: emails ready for a delivery attempt. Written as `emailIds`, one
+ * message for the emails one write made ready (an accept's group commit, a sweep), at most
+ * DISPATCH_GROUP_MAX each, msgID `<first id>:<its attempts>`: a message per email cost a JetStream
+ * round trip, an outbox row and a consumer delivery each (bench/README.md). The one-email shape
+ * (`emailId`, msgID `<emailId>:<attempt>`) is what earlier versions wrote; it is still read, so
+ * messages in the stream during an upgrade are delivered.
+ */
+export const DispatchMessage = z.union([
+  z.object({ emailIds: z.array(z.string().min(1)).min(1).max(DISPATCH_GROUP_MAX) }),
+  z.object({ emailId: z.string().min(1), projectId: z.string(), attempt: z.number().int().min(0) }),
+])
 export type DispatchMessage = z.infer<typeof DispatchMessage>

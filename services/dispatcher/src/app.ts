@@ -53,7 +53,7 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
   // consumer stopped and in-flight outcomes were recorded.
   const pool = createPgPool(env.DATABASE_URL, { max: 8 })
   rt.onStop(() => pool.end())
-  const handle = makeDispatchHandler({
+  const dispatcher = makeDispatchHandler({
     db: rt.db,
     pool,
     outbox,
@@ -67,6 +67,7 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
       maxSeconds: env.RETRY_MAX_SECONDS,
       platformLimitSeconds: env.PLATFORM_LIMIT_RETRY_SECONDS,
     },
+    concurrency: env.DISPATCH_CONCURRENCY,
     ackWaitSeconds: env.DISPATCH_ACK_WAIT_SECONDS,
     logger: rt.logger,
     metrics: rt.metrics,
@@ -74,12 +75,17 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
   const consumer = await consume(rt.bus, {
     stream: STREAMS.EMAILS.name,
     durable: CONSUMERS.dispatcherSend,
+    // Messages in flight; a message names one email or a group, and the handler's slots bound the
+    // emails in flight to DISPATCH_CONCURRENCY whatever the mix.
     concurrency: env.DISPATCH_CONCURRENCY,
     logger: rt.logger,
     metrics: rt.metrics,
-    handle,
+    handle: dispatcher.handle,
   })
-  rt.onStop(() => consumer.stop())
+  rt.onStop(async () => {
+    dispatcher.stop()
+    await consumer.stop()
+  })
   rt.logger.info({ transport: relay.provider, concurrency: env.DISPATCH_CONCURRENCY }, 'dispatching emails')
   // Subscriptions must reach the server before we report ready.
   await rt.bus.flush()

@@ -11,6 +11,7 @@ import type { ClaimedEmail } from '../domain/claimed-email.js'
 import { dkimSign } from '../domain/dkim-sign.js'
 import { buildMessage, messageIdFor, RenderError, senderAddress, senderDomain } from '../domain/message.js'
 import { type Plan, planOutcome, planUnsendable } from '../domain/outcome.js'
+import { Slots } from '../domain/slots.js'
 import type { TrackingLinks } from '../domain/transform-html.js'
 import { ClaimKeeper, claimEmails } from '../infra/claim.js'
 import type { DkimKeys } from '../infra/dkim-keys.js'
@@ -28,6 +29,8 @@ export interface DispatchDeps {
   /** Builds the open pixel and click links for emails with tracking on. */
   links?: TrackingLinks | null
   policy: RetryPolicy
+  /** Emails in flight at once, whatever the messages that name them. */
+  concurrency: number
   /** JetStream ack wait; also the age at which a `sending` claim is taken over. */
   ackWaitSeconds: number
   logger: Logger
@@ -39,11 +42,15 @@ export interface DispatchDeps {
 const RECORD_RETRY_MS = [250, 500, 1_000, 2_000, 4_000]
 
 /**
- * Handles one message of the EMAILS stream: claim the email, render and deliver it, write every
- * outcome in one transaction, then ack ("record before ack"), then start publishing its events.
- * Duplicate and stale messages find nothing to claim and are acked.
+ * Handles the messages of the EMAILS stream. Each names one or more emails; for each, in one of
+ * `concurrency` slots: claim it, render and deliver it, write every outcome in one transaction,
+ * then start publishing its events. The message is acked once all of them are recorded ("record
+ * before ack"). Duplicate and stale messages find nothing to claim and are acked.
  */
-export function makeDispatchHandler(deps: DispatchDeps): (msg: JsMsg) => Promise<void> {
+export function makeDispatchHandler(deps: DispatchDeps): {
+  handle: (msg: JsMsg) => Promise<void>
+  stop: () => void
+} {
   const { logger, metrics } = deps
   const deliveries = metrics.counter('deliveries_total', 'Recipient outcomes of delivery attempts', [
     'outcome',
@@ -65,6 +72,7 @@ export function makeDispatchHandler(deps: DispatchDeps): (msg: JsMsg) => Promise
     slots: 2,
     maxItems: 200,
   })
+  const slots = new Slots(deps.concurrency)
   const skipped = metrics.counter(
     'dispatch_skipped_total',
     'Dispatch messages with nothing to do, by reason',
@@ -135,7 +143,56 @@ export function makeDispatchHandler(deps: DispatchDeps): (msg: JsMsg) => Promise
     }
   }
 
-  return async (msg) => {
+  /**
+   * One email of a message: claim it, deliver it, record the outcome, then start publishing its
+   * events. Answers how long to wait before the message should come back when another dispatcher
+   * holds a fresh claim on it.
+   */
+  async function dispatchOne(emailId: string, seq: number): Promise<number | undefined> {
+    const log = logger.child({ requestId: emailId, emailId, seq })
+    const claim = await claims.submit(emailId)
+    if (claim.kind === 'busy') {
+      skipped.inc({ reason: 'busy' })
+      return claim.retryInMs
+    }
+    if (claim.kind === 'skip') {
+      skipped.inc({ reason: claim.status === null ? 'unknown_email' : 'not_claimable' })
+      log.debug({ status: claim.status }, 'nothing to dispatch')
+      return undefined
+    }
+    const email = claim.email
+    const keeper = new ClaimKeeper(deps.pool, email, heartbeatMs, (err) =>
+      log.warn({ err }, 'could not refresh the claim'),
+    )
+    let result: Awaited<ReturnType<typeof attempt>>
+    try {
+      result = await attempt(email, log)
+    } finally {
+      await keeper.stop()
+    }
+    const { plan, messageId } = result
+    const rows = await record(email, plan, messageId, log)
+    if (rows === null) {
+      log.warn('claim was taken over by another dispatcher; outcome not recorded')
+      return undefined
+    }
+    for (const o of plan.outcomes) deliveries.inc({ outcome: o })
+    log.info(
+      {
+        attempt: email.attempts,
+        status: plan.status,
+        nextAttemptAt: plan.nextAttemptAt,
+        outcomes: plan.outcomes,
+      },
+      'delivery attempt recorded',
+    )
+    // Not awaited: the events are committed (the outbox sweeper publishes what this misses), and
+    // waiting for JetStream's acks here held the slot from the next email (bench/README.md).
+    void deps.outbox.publish(rows)
+    return undefined
+  }
+
+  const handle = async (msg: JsMsg): Promise<void> => {
     const parsed = DispatchMessage.safeParse(safeDecode(msg.data))
     if (!parsed.success) {
       logger.error(
@@ -145,56 +202,32 @@ export function makeDispatchHandler(deps: DispatchDeps): (msg: JsMsg) => Promise
       msg.term()
       return
     }
-    const { emailId, attempt: n } = parsed.data
-    const log = logger.child({ requestId: `${emailId}:${n}`, emailId, seq: msg.seq })
+    const ids = 'emailIds' in parsed.data ? [...new Set(parsed.data.emailIds)] : [parsed.data.emailId]
     // Keep the message ours while we work; JetStream redelivers only if this process dies.
     const heartbeat = setInterval(() => msg.working(), heartbeatMs)
     try {
-      const claim = await claims.submit(emailId)
-      if (claim.kind === 'busy') {
-        skipped.inc({ reason: 'busy' })
-        msg.nak(claim.retryInMs)
+      const results = await Promise.allSettled(ids.map((id) => slots.run(() => dispatchOne(id, msg.seq))))
+      // Acked only when every email of it is recorded ("record before ack"). Otherwise it comes
+      // back whole, and the emails already recorded are no longer claimable: skipped.
+      const failed = results.find((r) => r.status === 'rejected')
+      if (failed) throw failed.reason
+      const values = results.map((r) => (r as PromiseFulfilledResult<number | null | undefined>).value)
+      // Stopping: what was not started goes to another dispatcher now.
+      if (values.includes(null)) {
+        msg.nak()
         return
       }
-      if (claim.kind === 'skip') {
-        skipped.inc({ reason: claim.status === null ? 'unknown_email' : 'not_claimable' })
-        log.debug({ status: claim.status }, 'nothing to dispatch')
-        msg.ack()
-        return
-      }
-      const email = claim.email
-      const keeper = new ClaimKeeper(deps.pool, email, heartbeatMs, (err) =>
-        log.warn({ err }, 'could not refresh the claim'),
-      )
-      let result: Awaited<ReturnType<typeof attempt>>
-      try {
-        result = await attempt(email, log)
-      } finally {
-        await keeper.stop()
-      }
-      const { plan, messageId } = result
-      const rows = await record(email, plan, messageId, log)
-      msg.ack()
-      if (rows === null) {
-        log.warn('claim was taken over by another dispatcher; outcome not recorded')
-        return
-      }
-      for (const o of plan.outcomes) deliveries.inc({ outcome: o })
-      log.info(
-        {
-          attempt: email.attempts,
-          status: plan.status,
-          nextAttemptAt: plan.nextAttemptAt,
-          outcomes: plan.outcomes,
-        },
-        'delivery attempt recorded',
-      )
-      // Not awaited: the events are committed (the outbox sweeper publishes what this misses), and
-      // waiting for JetStream's acks here held the slot from the next email (bench/README.md).
-      void deps.outbox.publish(rows)
+      const waits = values.filter((v): v is number => typeof v === 'number')
+      if (waits.length) msg.nak(Math.max(...waits))
+      else msg.ack()
     } finally {
       clearInterval(heartbeat)
     }
+  }
+  return {
+    handle,
+    /** Emails not yet started are left to the message's redelivery; those under way finish. */
+    stop: () => slots.close(),
   }
 }
 

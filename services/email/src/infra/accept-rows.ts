@@ -1,4 +1,4 @@
-import { type DispatchMessage, parseBroadcastEmailKey, SUBJECTS } from '@mailer/contracts'
+import { parseBroadcastEmailKey } from '@mailer/contracts'
 import { buildEvent, type EmailSummary, eventMessage, timelineRow } from '@mailer/email-core'
 import type { PreparedSend } from '../domain/prepare.js'
 import { textPreview } from '../domain/preview.js'
@@ -26,7 +26,8 @@ export interface RowContext {
 /**
  * The rows of one request for the single multi-table insert (see accept-sql.ts), as JSON
  * records whose keys are the column names. Events are written as `recordEvents` in
- * @mailer/email-core writes them (`timelineRow`, `eventMessage`).
+ * @mailer/email-core writes them (`timelineRow`, `eventMessage`). Dispatch messages are not among
+ * them: the statement writes one for each group of queued emails it inserted (accept-sql.ts).
  */
 export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
   const emailRows = emails.map((e) => emailRow(ctx, e))
@@ -48,10 +49,6 @@ export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
         msg_id: message.msgId,
         payload: message.payload,
       })
-    if (e.status === 'queued') {
-      const dispatch: DispatchMessage = { emailId: e.id, projectId: ctx.projectId, attempt: 0 }
-      outbox.push({ email_id: e.id, subject: SUBJECTS.emailDispatch, msg_id: `${e.id}:0`, payload: dispatch })
-    }
   }
   return { emails: emailRows, recipients, contents, events, outbox }
 }

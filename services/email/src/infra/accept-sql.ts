@@ -1,11 +1,13 @@
-import { OUTBOX_ROWS_JSON, outboxCte } from '@mailer/bus'
+import { outboxCte, outboxRowsJson } from '@mailer/bus'
 
 /**
  * Everything accepted requests write: the emails (in idempotency-key order, so concurrent requests
  * sharing keys lock them in one order; ON CONFLICT DO NOTHING, so concurrent duplicates make one
  * email), and for the emails actually inserted their recipients, content, timeline events and
  * outbox rows. Each table gets one multi-row insert fed from a JSON parameter; the foreign keys
- * hold because they are checked at the end of the statement.
+ * hold because they are checked at the end of the statement. The queued emails inserted get their
+ * dispatch messages here (`d`): one outbox row per $7 of them (subject $6, `{ emailIds }`, msgID
+ * `<first id>:0`), not one per email.
  */
 const ACCEPT_CTES = `
 WITH x AS (
@@ -41,12 +43,19 @@ WITH x AS (
   FROM jsonb_to_recordset($4::jsonb) AS v(id text, project_id text, email_id text, mode text, type text,
     recipient text, payload jsonb, created_at timestamptz)
   JOIN e ON e.id = v.email_id
-), ${outboxCte(5, 'e')}`
+), ${outboxCte(5, 'e')}, d AS (
+  INSERT INTO outbox (subject, msg_id, payload)
+  SELECT $6::text, min(q.id) || ':0', jsonb_build_object('emailIds', jsonb_agg(q.id ORDER BY q.id))
+  FROM (SELECT x.id, (row_number() OVER (ORDER BY x.id) - 1) / $7::int AS chunk
+        FROM x JOIN e ON e.id = x.id WHERE x.status = 'queued') q
+  GROUP BY q.chunk
+  RETURNING id, subject, msg_id, payload
+)`
 
 /** What both statements answer: the inserted ids and the outbox rows (to publish after the commit). */
 const ACCEPT_RESULTS = `SELECT
   (SELECT coalesce(json_agg(id), '[]'::json) FROM e) AS inserted,
-  ${OUTBOX_ROWS_JSON} AS outbox`
+  ${outboxRowsJson('o', 'd')} AS outbox`
 
 /** The rows alone; the limits are then counted by separate statements (accept-store.ts). */
 export const INSERT_ACCEPTED_SQL = `${ACCEPT_CTES}
@@ -54,7 +63,7 @@ ${ACCEPT_RESULTS}`
 
 /**
  * The rows and the limits in one statement (one round trip, its own transaction): the inserted
- * emails are counted per project and window ($6: one record per group of requests sharing a
+ * emails are counted per project and window ($8: one record per group of requests sharing a
  * project and limits) and, if any group would pass its rate or daily limit,
  * mailer_send_limit_reached() raises ML429 and nothing of it stays; the caller then takes the
  * statement-by-statement path, which admits emails one by one. The check is `admit` of
@@ -65,7 +74,7 @@ ${ACCEPT_RESULTS}`
  */
 export const INSERT_AND_COUNT_SQL = `${ACCEPT_CTES},
 g AS (
-  SELECT * FROM jsonb_to_recordset($6::jsonb) AS g(grp int, project_id text,
+  SELECT * FROM jsonb_to_recordset($8::jsonb) AS g(grp int, project_id text,
     prev_key text, prev_expires timestamptz, cur_key text, cur_expires timestamptz,
     day_key text, day_expires timestamptz, elapsed float8, rate_limit int, daily_limit int)
 ), n AS (

@@ -1,4 +1,5 @@
 import { type OutboxRow, outboxRowsOf } from '@mailer/bus'
+import { DISPATCH_GROUP_MAX, SUBJECTS } from '@mailer/contracts'
 import { type Db, inTransaction, jsonColumn, type PgClient, type PgPool, statement } from '@mailer/db'
 import { type Admission, admit, type CounterState, type CounterWindows } from '../domain/limits.js'
 import { acceptRows, type NewEmail, type RowContext } from './accept-rows.js'
@@ -30,6 +31,7 @@ export interface StoreResult {
   /** Ids the limits did not admit (their rows were removed again), with the limit's code. */
   refused: Map<string, LimitCode>
   // An id in neither lost its idempotency key to a concurrent request.
+  /** To publish after the commit: the emails' events, and (first request only) the write's dispatch messages. */
   outboxRows: OutboxRow[]
 }
 
@@ -72,16 +74,22 @@ function limitGroups(reqs: StoreRequest[], include: (i: number) => boolean): Map
   return new Map([...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 }
 
-/** The inserted ids, and the outbox rows by email. */
+/**
+ * The inserted ids, the outbox rows by email, and the rows of no single email (the dispatch
+ * messages, one per group of queued emails): those go to the first request, so they are
+ * published once.
+ */
 function readInserted(built: Built[], res: { inserted: unknown; outbox: unknown } | undefined) {
   const inserted = new Set(jsonColumn<string[]>(res?.inserted ?? []))
   const emailOfMsg = new Map(built.flatMap((b) => b.outbox.map((o) => [o.msg_id, o.email_id] as const)))
   const outboxByEmail = new Map<string, OutboxRow[]>()
+  const shared: OutboxRow[] = []
   for (const r of outboxRowsOf(res?.outbox)) {
-    const emailId = emailOfMsg.get(r.msgId) ?? ''
-    outboxByEmail.set(emailId, [...(outboxByEmail.get(emailId) ?? []), r])
+    const emailId = emailOfMsg.get(r.msgId)
+    if (emailId === undefined) shared.push(r)
+    else outboxByEmail.set(emailId, [...(outboxByEmail.get(emailId) ?? []), r])
   }
-  return { inserted, outboxByEmail }
+  return { inserted, outboxByEmail, shared }
 }
 
 const rowParams = (built: Built[], grpOf: (i: number) => number | null) => {
@@ -92,6 +100,8 @@ const rowParams = (built: Built[], grpOf: (i: number) => number | null) => {
     JSON.stringify(all('contents')),
     JSON.stringify(all('events')),
     JSON.stringify(all('outbox')),
+    SUBJECTS.emailDispatch,
+    DISPATCH_GROUP_MAX,
   ]
 }
 
@@ -124,9 +134,10 @@ async function storeInOne(pool: PgPool, reqs: StoreRequest[], built: Built[]): P
       ),
     ]),
   )
-  const { inserted, outboxByEmail } = readInserted(built, res)
-  return reqs.map((r) => {
+  const { inserted, outboxByEmail, shared } = readInserted(built, res)
+  return reqs.map((r, i) => {
     const result = none()
+    if (i === 0) result.outboxRows.push(...shared)
     for (const e of r.emails) {
       if (!inserted.has(e.id)) continue
       result.accepted.add(e.id)
@@ -147,9 +158,12 @@ async function storeStepByStep(pool: PgPool, reqs: StoreRequest[], built: Built[
     const {
       rows: [res],
     } = await tx.query<{ inserted: unknown; outbox: unknown }>(INSERT_ACCEPTED(rowParams(built, () => null)))
-    const { inserted, outboxByEmail } = readInserted(built, res)
+    const { inserted, outboxByEmail, shared } = readInserted(built, res)
     const kept = reqs.map((r) => r.emails.filter((e) => inserted.has(e.id)))
     const results: StoreResult[] = reqs.map(none)
+    // A refused email stays named in its group's dispatch message: the dispatcher finds no such
+    // email and skips it.
+    results[0]?.outboxRows.push(...shared)
     const counted = new Set<number>()
     const refusedAll: string[] = []
     for (const members of limitGroups(reqs, (i) => kept[i]!.length > 0).values()) {

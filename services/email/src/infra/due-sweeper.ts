@@ -1,6 +1,6 @@
-import { type DispatchMessage, SUBJECTS } from '@mailer/contracts'
 import { buildEvent, type EmailSummary, recordEvents } from '@mailer/email-core'
 import type { EmailContext } from '../app.js'
+import { dispatchMessages } from '../domain/dispatch-messages.js'
 import { every, type Loop } from './loop.js'
 
 const BATCH = 500
@@ -15,15 +15,9 @@ interface DueRow {
   attempts: number
 }
 
-const dispatch = (r: Pick<DueRow, 'id' | 'projectId' | 'attempts'>) => ({
-  subject: SUBJECTS.emailDispatch,
-  msgId: `${r.id}:${r.attempts}`,
-  payload: { emailId: r.id, projectId: r.projectId, attempt: r.attempts } satisfies DispatchMessage,
-})
-
 /**
  * Every second: (a) scheduled emails whose time has come become queued (`email.queued`) and get
- * a dispatch message; (b) queued/deferred emails whose `next_attempt_at` has passed (set by the
+ * a dispatch message (one per group of them); (b) queued/deferred emails whose `next_attempt_at` has passed (set by the
  * dispatcher when it backs off) get their next dispatch message. Rows are claimed with
  * FOR UPDATE SKIP LOCKED, so any number of replicas can sweep at once without doubling work.
  */
@@ -60,7 +54,7 @@ export function startDueSweeper(ctx: EmailContext, intervalMs = 1_000): Loop {
           return { email, event: buildEvent(email, { type: 'email.queued' }) }
         }),
       )
-      const messages = await outbox.write(tx, due.map(dispatch))
+      const messages = await outbox.write(tx, dispatchMessages(due))
       return { n: due.length, rows: [...events, ...messages] }
     })
     ctx.publish(rows)
@@ -70,15 +64,15 @@ export function startDueSweeper(ctx: EmailContext, intervalMs = 1_000): Loop {
 
   const releaseRetries = async (): Promise<number> => {
     const { n, rows } = await rt.db.$transaction(async (tx) => {
-      const due = await tx.$queryRawUnsafe<Array<Pick<DueRow, 'id' | 'projectId' | 'attempts'>>>(
+      const due = await tx.$queryRawUnsafe<Array<Pick<DueRow, 'id' | 'attempts'>>>(
         `WITH due AS (
            SELECT id FROM emails WHERE status IN ('queued', 'deferred') AND next_attempt_at <= now()
            ORDER BY next_attempt_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
          UPDATE emails e SET next_attempt_at = NULL FROM due WHERE e.id = due.id
-         RETURNING e.id, e.project_id AS "projectId", e.attempts`,
+         RETURNING e.id, e.attempts`,
       )
       if (due.length === 0) return { n: 0, rows: [] }
-      return { n: due.length, rows: await outbox.write(tx, due.map(dispatch)) }
+      return { n: due.length, rows: await outbox.write(tx, dispatchMessages(due)) }
     })
     ctx.publish(rows)
     if (n > 0) released.inc({ kind: 'retry' }, n)
