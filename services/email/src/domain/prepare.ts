@@ -40,7 +40,8 @@ export interface PreparedSend extends CheckedSend {
   scheduledAt: Date | null
   template: string | null
   templateVersion: number | null
-  hash: string
+  /** The idempotency fingerprint, computed when first read: only keyed sends need it. */
+  readonly hash: string
 }
 
 /** First checks, in the contract's order: parse → sender → recipients. Throws a MailerError. */
@@ -88,6 +89,8 @@ export async function prepareSend(
   const attachments = checkAttachments(input.attachments)
   checkSize(html, text, attachments, ctx.maxMessageBytes)
   const scheduledAt = checkSchedule(input.scheduledAt, ctx.now)
+  // Hashing the canonical input was ~3 % of the email service's CPU in a batch without keys.
+  let hash: string | undefined
   return {
     ...c,
     subject,
@@ -98,6 +101,9 @@ export async function prepareSend(
     scheduledAt,
     template: input.template ?? null,
     templateVersion,
-    hash: requestHash(input),
+    get hash() {
+      hash ??= requestHash(input)
+      return hash
+    },
   }
 }
