@@ -75,7 +75,7 @@ export function makeDispatchHandler(deps: DispatchDeps): {
   const slots = new Slots(deps.concurrency)
   const skipped = metrics.counter(
     'dispatch_skipped_total',
-    'Dispatch messages with nothing to do, by reason',
+    'Emails named by dispatch messages with nothing to do, by reason',
     ['reason'],
   )
 
