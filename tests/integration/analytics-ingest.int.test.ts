@@ -1,7 +1,15 @@
 import { useTestEnv, waitFor } from '@mailer/testing'
 import { connect, type JetStreamClient, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { analyticsDrained, counts, delivery, type Ev, ev, publishEvent } from '../support/analytics-events.js'
+import {
+  analyticsDrained,
+  counts,
+  delivery,
+  type Ev,
+  ev,
+  publishEvent,
+  publishEventGroup,
+} from '../support/analytics-events.js'
 import { sql as sqlIn } from '../support/db.js'
 import { api, createProject } from '../support/http.js'
 import { Stack } from '../support/stack.js'
@@ -88,5 +96,60 @@ describe('analytics ingestion under stress', () => {
     const messages = Number(/^mailer_analytics_ingest_batch_size_sum (\d+)/m.exec(text)?.[1])
     expect(messages).toBeGreaterThanOrEqual(3000)
     expect(messages / batches).toBeGreaterThan(10)
+  })
+
+  it('a group message counts each event for its own project; an invalid event is left out alone', async () => {
+    const a = await createProject(client, 'group-a')
+    const b = await createProject(client, 'group-b')
+    const before = Number(
+      /^mailer_analytics_events_invalid_total (\d+)/m.exec(
+        await (await fetch(`http://127.0.0.1:${stack.metricsPort('analytics')}/metrics`)).text(),
+      )?.[1] ?? 0,
+    )
+    const bad = ev('email.sent', 'email_grp_bad', 'bad@g.example', today)
+    bad.createdAt = 'not a date'
+    await publishEventGroup(te, js, [
+      { projectId: a.project.id, event: ev('email.sent', 'email_grp1', 'one@g.example', today) },
+      {
+        projectId: a.project.id,
+        event: ev('email.delivered', 'email_grp1', 'one@g.example', today, delivery(200)),
+      },
+      { projectId: b.project.id, event: ev('email.sent', 'email_grp2', 'two@g.example', today) },
+      { projectId: b.project.id, event: bad },
+    ])
+    await drained()
+    expect((await client.get('/v1/analytics?range=7d', a.live)).body.totals).toEqual(
+      counts({ sent: 1, delivered: 1 }),
+    )
+    expect((await client.get('/v1/analytics?range=7d', b.live)).body.totals).toEqual(counts({ sent: 1 }))
+    const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort('analytics')}/metrics`)).text()
+    expect(Number(/^mailer_analytics_events_invalid_total (\d+)/m.exec(text)?.[1])).toBe(before + 1)
+  })
+
+  it('a group holding an event that cannot be written still counts the others at once', async () => {
+    const p = await createProject(client, 'group-poison')
+    await sql(
+      `ALTER TABLE analytics_processed_events ADD CONSTRAINT poison2 CHECK (event_id NOT LIKE '%email_gpoison%')`,
+    )
+    try {
+      await publishEventGroup(te, js, [
+        { projectId: p.project.id, event: ev('email.sent', 'email_gok1', 'a@gp.example', today) },
+        { projectId: p.project.id, event: ev('email.sent', 'email_gpoison', 'x@gp.example', today) },
+        { projectId: p.project.id, event: ev('email.sent', 'email_gok2', 'b@gp.example', today) },
+      ])
+      await waitFor(async () => (await client.get('/v1/analytics?range=7d', p.live)).body.totals.sent === 2, {
+        timeoutMs: 10_000,
+        what: 'the good events of the group',
+      })
+    } finally {
+      await sql('ALTER TABLE analytics_processed_events DROP CONSTRAINT poison2')
+    }
+    // Redelivered, the group counts the one missing event only.
+    await drained()
+    await waitFor(async () => (await client.get('/v1/analytics?range=7d', p.live)).body.totals.sent === 3, {
+      timeoutMs: 10_000,
+      what: 'the poisoned event once it can be written',
+    })
+    expect((await client.get('/v1/analytics?range=7d', p.live)).body.totals.sent).toBe(3)
   })
 })

@@ -4,7 +4,7 @@ import { sql } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
 import { api } from '../support/http.js'
 import { Stack } from '../support/stack.js'
-import { streamMessages } from '../support/streams.js'
+import { streamEvents, streamMessages } from '../support/streams.js'
 
 const te = useTestEnv()
 const stack = new Stack(te)
@@ -38,13 +38,15 @@ describe('dispatch through the EMAILS stream', () => {
         data: { emailIds: [r.body.id] },
       },
     ])
-    const events = await waitFor(async () =>
-      (await streamMessages(te, 'EVENTS')).find((m) => m.data.event.data.emailId === r.body.id),
+    const queued = await waitFor(async () =>
+      (await streamEvents(te)).find((m) => m.event.data.emailId === r.body.id),
     )
-    expect(events).toMatchObject({
-      subject: 'events.email.queued',
-      data: { projectId: acme.project.id, event: { type: 'email.queued' } },
-    })
+    expect(queued).toMatchObject({ projectId: acme.project.id, event: { type: 'email.queued' } })
+    // The events one write recorded travel together: subject events.group, msgId g:<first event id>.
+    const carrier = (await streamMessages(te, 'EVENTS')).find((m) =>
+      m.data.events?.some((e: any) => e.event.id === queued.event.id),
+    )
+    expect(carrier).toMatchObject({ subject: 'events.group', msgId: `g:${queued.event.id}` })
     // Published rows leave the outbox (deleted in batches by the relay).
     await waitFor(
       async () => (await sql(te, 'SELECT 1 FROM outbox WHERE msg_id = $1', [`${r.body.id}:0`])).length === 0,
@@ -88,11 +90,9 @@ describe('dispatch through the EMAILS stream', () => {
     await waitFor(async () => (await dispatched(marker.body.id)).length > 0)
     expect(await dispatched(t.body.id)).toEqual([])
     expect(await dispatched(s.body.id)).toEqual([])
-    const events = await streamMessages(te, 'EVENTS')
-    expect(events.filter((m) => m.data.event.data.emailId === t.body.id)).toEqual([])
-    expect(events.find((m) => m.data.event.data.emailId === s.body.id)?.subject).toBe(
-      'events.email.scheduled',
-    )
+    const events = await streamEvents(te)
+    expect(events.filter((m) => m.event.data.emailId === t.body.id)).toEqual([])
+    expect(events.find((m) => m.event.data.emailId === s.body.id)?.event.type).toBe('email.scheduled')
   })
 
   it('a retry due (next_attempt_at set by the dispatcher) gets the next dispatch message, msgId <id>:<attempts>', async () => {

@@ -313,6 +313,28 @@ describe('delivery', () => {
     expect(verifyWebhook(String(got.headers['service-signature']), wh.secret, got.raw)).toBe(true)
   })
 
+  it('a group message: each event reaches the matching webhooks of its own project, once', async () => {
+    const a = await setup(undefined, { events: ['email.sent', 'email.delivered'] })
+    const b = await setup()
+    const aSent = makeEvent('email.sent')
+    const aDelivered = makeEvent('email.delivered')
+    const bDelivered = makeEvent('email.delivered')
+    const group = [
+      { projectId: a.projectId, event: aSent },
+      { projectId: a.projectId, event: makeEvent('email.queued') },
+      { projectId: a.projectId, event: aDelivered },
+      { projectId: b.projectId, event: bDelivered },
+    ]
+    await events.publishGroup(group)
+    // Redelivered (another msgId, same events): no second delivery.
+    await events.publishGroup([...group].reverse())
+    await waitFor(() => a.receiver.requests.length >= 2 && b.receiver.requests.length >= 1)
+    await sleep(700)
+    expect(a.receiver.requests.map((r) => r.body.id).sort()).toEqual([aSent.id, aDelivered.id].sort())
+    expect(a.receiver.requests.find((r) => r.body.id === aSent.id)?.body).toEqual(aSent)
+    expect(b.receiver.requests.map((r) => r.body)).toEqual([bDelivered])
+  })
+
   it('keeps projects apart: an event reaches only the webhooks of its own project', async () => {
     const a = await setup()
     const b = await setup()

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto'
-import { type DispatchMessage, type EventMessage, newId } from '@mailer/contracts'
+import { type DispatchMessage, type EventMessage, EventsOnStream, newId } from '@mailer/contracts'
 import type { TestEnv } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
 import pg from 'pg'
@@ -137,7 +137,7 @@ export class Seeder {
     return info.num_pending === 0 && info.num_ack_pending === 0
   }
 
-  /** Every message on this file's EVENTS stream so far (what webhooks and analytics consume). */
+  /** Every event on this file's EVENTS stream so far, one or a group per message (what webhooks and analytics consume). */
   async publishedEvents(): Promise<EventMessage[]> {
     const js = this.nc.jetstream()
     const jsm = await this.nc.jetstreamManager()
@@ -147,9 +147,10 @@ export class Seeder {
     if (state.messages === 0) return out
     const consumer = await js.consumers.get(stream)
     const iter = await consumer.fetch({ max_messages: state.messages, expires: 2_000 })
+    let read = 0
     for await (const m of iter) {
-      out.push(m.json<EventMessage>())
-      if (out.length >= state.messages) break
+      out.push(...EventsOnStream.parse(m.json()))
+      if (++read >= state.messages) break
     }
     return out
   }

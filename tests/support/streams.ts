@@ -1,3 +1,4 @@
+import { type EventMessage, EventsOnStream } from '@mailer/contracts'
 import type { TestEnv } from '@mailer/testing'
 import { connect } from 'nats'
 
@@ -32,4 +33,9 @@ export async function streamMessages(te: TestEnv, stream: 'EMAILS' | 'EVENTS'): 
   } finally {
     await nc.close()
   }
+}
+
+/** The events now on the EVENTS stream, whichever shape carried them (one event, or a group). */
+export async function streamEvents(te: TestEnv): Promise<EventMessage[]> {
+  return (await streamMessages(te, 'EVENTS')).flatMap((m) => EventsOnStream.parse(m.data))
 }

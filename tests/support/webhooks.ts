@@ -155,6 +155,14 @@ export class EventPublisher {
     )
   }
 
+  /** Events of any projects in one group message (`events.group`, msgId `g:<first event id>`). */
+  async publishGroup(events: Array<{ projectId: string; event: { id: string } }>): Promise<void> {
+    const js = this.nc.jetstream()
+    await js.publish(`${this.prefix}.events.group`, new TextEncoder().encode(JSON.stringify({ events })), {
+      msgID: `g:${events[0]!.event.id}`,
+    })
+  }
+
   async close(): Promise<void> {
     await this.nc.close()
   }

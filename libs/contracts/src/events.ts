@@ -58,6 +58,26 @@ export const EventMessage = z.object({
 })
 export type EventMessage = z.infer<typeof EventMessage>
 
+/** Most events one group message carries. */
+export const EVENT_GROUP_MAX = 100
+
+/**
+ * A message on the EVENTS stream (subject `events.group`, msgID `g:<first event id>`) carrying the
+ * events one write recorded together: an accept's group commit, a batch of delivery outcomes. One
+ * message per event cost a JetStream round trip, an outbox row and a delivery to each consumer
+ * per event (bench/README.md). Consumers read both shapes; each event keeps its own project.
+ */
+export const EventGroupMessage = z.object({
+  events: z.array(EventMessage).min(1).max(EVENT_GROUP_MAX),
+})
+export type EventGroupMessage = z.infer<typeof EventGroupMessage>
+
+/** Either shape of an EVENTS message, as its events. */
+export const EventsOnStream = z.union([
+  EventGroupMessage.transform((m) => m.events),
+  EventMessage.transform((m) => [m]),
+])
+
 /** Most emails one dispatch message names; larger groups are split (see `DispatchMessage`). */
 export const DISPATCH_GROUP_MAX = 50
 

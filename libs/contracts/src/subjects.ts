@@ -11,10 +11,14 @@ export const SUBJECTS = {
   authResolveProject: 'auth.project.resolve',
   /** auth → every auth replica, core pub/sub: drop cached keys/projects. */
   authInvalidate: 'auth.invalidate',
-  /** email → EMAILS stream: one message per dispatch attempt. */
+  /** email → EMAILS stream: the emails one write made ready (DispatchMessage). */
   emailDispatch: 'emails.dispatch',
-  /** any → EVENTS stream: `events.<event type>`, e.g. `events.email.delivered`. */
+  /**
+   * any → EVENTS stream: `events.<event type>` for one event (e.g. `events.email.delivered`), or
+   * `events.group` for the events one write recorded together (EventGroupMessage).
+   */
   eventPrefix: 'events',
+  eventGroup: 'events.group',
   /** webhook replicas, core pub/sub: a webhook changed, drop cached webhook lists. */
   webhookInvalidate: 'webhook.invalidate',
   /** email → every email replica, core pub/sub: a project's domains changed, drop cached sender domains. */

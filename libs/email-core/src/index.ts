@@ -1,3 +1,4 @@
+export { eventGroupsCte } from './event-groups-sql.js'
 export type { EmailSummary, NewEvent } from './events.js'
 export { buildEvent, eventMessage, recordEvents, timelineRow } from './events.js'
 export type { EmailStatus, RecipientStatus } from './status.js'

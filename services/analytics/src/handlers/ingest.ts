@@ -6,11 +6,11 @@ import {
   type RunningConsumer,
   type Runtime,
 } from '@mailer/bus'
-import { CONSUMERS, EVENT_TYPES, EventMessage, STREAMS } from '@mailer/contracts'
+import { CONSUMERS, EVENT_TYPES, EventsOnStream, STREAMS } from '@mailer/contracts'
 import { pingDb } from '@mailer/db'
 import type { Metrics } from '@mailer/observability'
 import type { JsMsg } from 'nats'
-import { type Classified, classify, type Effect } from '../domain/event-effects.js'
+import { classify, type Effect } from '../domain/event-effects.js'
 import type { AnalyticsEnv } from '../env.js'
 import type { AggregateStore } from '../infra/aggregate-store.js'
 import { Batcher } from '../infra/batcher.js'
@@ -30,7 +30,10 @@ function ingestMetrics(metrics: Metrics) {
       'events_duplicate_total',
       'Events that changed nothing: redelivered, or already counted',
     ),
-    invalid: metrics.counter('events_invalid_total', 'Messages terminated: not valid event messages'),
+    invalid: metrics.counter(
+      'events_invalid_total',
+      'Messages terminated, and events left out of a group: not valid event messages',
+    ),
     failures: metrics.counter(
       'ingest_batch_failures_total',
       'Batches whose transaction failed (redelivered)',
@@ -46,10 +49,11 @@ function ingestMetrics(metrics: Metrics) {
   }
 }
 
+/** One message: the types of its events (for the metrics) and what they count. */
 interface Item {
   msg: JsMsg
-  type: string
-  effect: Effect | null
+  types: string[]
+  effects: Effect[]
 }
 
 /**
@@ -58,29 +62,42 @@ interface Item {
  */
 const MAX_DELIVERIES = 10
 
-/** Decodes and classifies one message; anything unreadable is `invalid`. */
-function read(msg: JsMsg): { type: string | null; classified: Classified } {
+/**
+ * Decodes and classifies one message (one event, or a group of them). Anything unreadable makes
+ * it `invalid`; an event of a valid group that cannot be counted is left out on its own
+ * (`rejected`), so the others still count.
+ */
+function read(msg: JsMsg): { item: Item; rejected: string[] } | { invalid: string } {
   let raw: unknown
   try {
     raw = decodeJson(msg.data)
   } catch {
-    return { type: null, classified: { kind: 'invalid', reason: 'not JSON' } }
+    return { invalid: 'not JSON' }
   }
-  const parsed = EventMessage.safeParse(raw)
-  if (!parsed.success)
-    return {
-      type: null,
-      classified: { kind: 'invalid', reason: parsed.error.issues[0]?.message ?? 'schema' },
+  const parsed = EventsOnStream.safeParse(raw)
+  if (!parsed.success) return { invalid: parsed.error.issues[0]?.message ?? 'schema' }
+  const item: Item = { msg, types: [], effects: [] }
+  const rejected: string[] = []
+  for (const event of parsed.data) {
+    const classified = classify(event)
+    if (classified.kind === 'invalid') {
+      // A single event is the message: it is terminated as before.
+      if (parsed.data.length === 1) return { invalid: classified.reason }
+      rejected.push(classified.reason)
+      continue
     }
-  return { type: parsed.data.event.type, classified: classify(parsed.data) }
+    item.types.push(event.event.type)
+    if (classified.kind === 'counted') item.effects.push(classified.effect)
+  }
+  return { item, rejected }
 }
 
 /**
  * Consumes the EVENTS stream into the aggregates. Messages are batched (up to
  * ANALYTICS_BATCH_SIZE or ANALYTICS_BATCH_WAIT_MS) and each batch is one transaction; only then
  * are its messages acked. A message that is not a valid event is terminated. When a batch's
- * transaction fails, its messages are written one by one, so that a single bad event cannot hold
- * back the others; those that still fail are redelivered with back-off (the idempotency keys make
+ * transaction fails, its events are written one by one, so that a single bad event cannot hold
+ * back the others; the messages of those that still fail are redelivered with back-off (the idempotency keys make
  * every retry safe) and terminated after MAX_DELIVERIES attempts.
  */
 export async function startIngest(
@@ -92,11 +109,33 @@ export async function startIngest(
 
   /** Writes items' effects in one transaction, then acks them; throws if the transaction fails. */
   async function commit(items: Item[]): Promise<void> {
-    const effects = items.flatMap((i) => (i.effect ? [i.effect] : []))
-    const counted = effects.length > 0 ? await store.apply(effects) : []
-    for (const { msg, type } of items) {
+    const effects = items.flatMap((i) => i.effects)
+    settle(items, effects, effects.length > 0 ? await store.apply(effects) : [])
+  }
+
+  /**
+   * A group's events each in a transaction of their own, so that one that cannot be written does
+   * not hold back the others (they are idempotent: a redelivery counts only what is missing).
+   * Throws the last failure after trying them all.
+   */
+  async function commitOneByOne(item: Item): Promise<void> {
+    const counted: Effect[] = []
+    let failure: { err: unknown } | null = null
+    for (const effect of item.effects) {
+      try {
+        counted.push(...(await store.apply([effect])))
+      } catch (err) {
+        failure = { err }
+      }
+    }
+    if (failure) throw failure.err
+    settle([item], item.effects, counted)
+  }
+
+  function settle(items: Item[], effects: Effect[], counted: Effect[]): void {
+    for (const { msg, types } of items) {
       msg.ack()
-      m.ingested.inc({ type: typeLabel(type) })
+      for (const type of types) m.ingested.inc({ type: typeLabel(type) })
     }
     m.duplicates.inc(effects.length - counted.length)
     const newest = Math.max(0, ...effects.map((e) => e.at.getTime()))
@@ -119,15 +158,24 @@ export async function startIngest(
     m.size.observe(msgs.length)
     const items: Item[] = []
     for (const msg of msgs) {
-      const { type, classified } = read(msg)
-      if (type === null || classified.kind === 'invalid') {
+      const r = read(msg)
+      if ('invalid' in r) {
         m.invalid.inc()
-        const reason = classified.kind === 'invalid' ? classified.reason : 'invalid'
-        logger.warn({ subject: msg.subject, seq: msg.seq, reason }, 'invalid event message terminated')
+        logger.warn(
+          { subject: msg.subject, seq: msg.seq, reason: r.invalid },
+          'invalid event message terminated',
+        )
         msg.term()
         continue
       }
-      items.push({ msg, type, effect: classified.kind === 'counted' ? classified.effect : null })
+      if (r.rejected.length) {
+        m.invalid.inc(r.rejected.length)
+        logger.warn(
+          { subject: msg.subject, seq: msg.seq, reasons: r.rejected },
+          'invalid events left out of a group',
+        )
+      }
+      items.push(r.item)
     }
     try {
       await commit(items)
@@ -146,7 +194,7 @@ export async function startIngest(
       // One bad event must not hold back the rest of its batch: write each on its own.
       for (const item of items) {
         try {
-          await commit([item])
+          await (item.effects.length > 1 ? commitOneByOne(item) : commit([item]))
         } catch (e) {
           giveBack(item, e)
         }

@@ -1,6 +1,6 @@
-import { OUTBOX_ROWS_JSON, type OutboxRow, outboxCte, outboxRowsOf } from '@mailer/bus'
+import { OUTBOX_ROWS_JSON, type OutboxRow, outboxRowsOf } from '@mailer/bus'
 import { jsonColumn, type PgPool } from '@mailer/db'
-import { buildEvent, type EmailSummary, eventMessage, timelineRow } from '@mailer/email-core'
+import { buildEvent, type EmailSummary, eventGroupsCte, eventMessage, timelineRow } from '@mailer/email-core'
 import type { ClaimedEmail } from '../domain/claimed-email.js'
 import type { Plan } from '../domain/outcome.js'
 
@@ -16,7 +16,8 @@ export type OutboxRows = OutboxRow[]
  *   opposite orders; one that exists is kept as it is (a complaint or manual entry is never
  *   downgraded to a hard bounce, and the first bounce stays the source);
  * - the events on the timeline and, for live emails (never `email.test`), in the outbox: what
- *   recordEvents in @mailer/email-core does (timelineRow, eventMessage).
+ *   recordEvents in @mailer/email-core does (timelineRow, eventMessage), the published ones in
+ *   group messages (eventGroupsCte) rather than one message each.
  */
 const RECORD_SQL = `
 WITH u AS (
@@ -56,7 +57,7 @@ WITH u AS (
   FROM jsonb_to_recordset($12::jsonb) AS x(id text, project_id text, email_id text, mode text, type text,
     recipient text, payload jsonb, created_at timestamptz)
   JOIN u ON u.id = x.email_id
-), ${outboxCte(13, 'u')}
+), ${eventGroupsCte(13, 'u')}
 SELECT
   (SELECT coalesce(json_agg(id), '[]'::json) FROM u) AS ours,
   ${OUTBOX_ROWS_JSON} AS outbox`
@@ -70,8 +71,9 @@ export interface AttemptRecord {
 
 /**
  * Writes the outcomes of several attempts (one per email) in one statement (RECORD_SQL). Answers,
- * per attempt in order, the outbox rows to publish after the commit, or null when the claim was
- * no longer ours (nothing written for that email). Concurrent attempts are combined by a
+ * per attempt in order, the outbox rows to publish after the commit (the group messages of all
+ * of them go with the first attempt still ours, so they are published once), or null when the
+ * claim was no longer ours (nothing written for that email). Concurrent attempts are combined by a
  * GroupCommit in the dispatch handler: one commit for many emails instead of one each.
  */
 export async function recordOutcomes(
@@ -83,10 +85,8 @@ export async function recordOutcomes(
   )
   const suppress = records.flatMap(({ email, plan }) => plan.suppress.map((a) => ({ a, e: email.id })))
   const timeline: unknown[] = []
-  const messages: Array<{ email_id: string; subject: string; msg_id: string; payload: unknown }> = []
-  /** Which attempt each outbox message belongs to. */
-  const owner = new Map<string, number>()
-  for (const [i, { email, plan }] of records.entries()) {
+  const messages: Array<{ email_id: string; msg_id: string; payload: unknown }> = []
+  for (const { email, plan } of records) {
     const summary: EmailSummary = {
       id: email.id,
       projectId: email.projectId,
@@ -98,9 +98,7 @@ export async function recordOutcomes(
     for (const e of plan.events.map((ev) => buildEvent(summary, { ...ev, at: plan.at }))) {
       timeline.push(timelineRow(summary, e))
       const m = eventMessage(summary, e)
-      if (m === null) continue
-      owner.set(m.msgId, i)
-      messages.push({ email_id: email.id, subject: m.subject, msg_id: m.msgId, payload: m.payload })
+      if (m !== null) messages.push({ email_id: email.id, msg_id: m.msgId, payload: m.payload })
     }
   }
   // Through plain pg: Prisma costs ~1.5 ms of CPU per statement, and this runs for every email.
@@ -135,6 +133,7 @@ export async function recordOutcomes(
   ])
   const ours = new Set(jsonColumn<string[]>(row?.ours ?? []))
   const out: Array<OutboxRows | null> = records.map((r) => (ours.has(r.email.id) ? [] : null))
-  for (const r of outboxRowsOf(row?.outbox)) out[owner.get(r.msgId)!]!.push(r)
+  const rows = outboxRowsOf(row?.outbox)
+  if (rows.length) out.find((o) => o !== null)?.push(...rows)
   return out
 }

@@ -1,4 +1,5 @@
 import { outboxCte, outboxRowsJson } from '@mailer/bus'
+import { eventGroupsCte } from '@mailer/email-core'
 
 /**
  * Everything accepted requests write: the emails (in idempotency-key order, so concurrent requests
@@ -9,7 +10,7 @@ import { outboxCte, outboxRowsJson } from '@mailer/bus'
  * dispatch messages here (`d`): one outbox row per $7 of them (subject $6, `{ emailIds }`, msgID
  * `<first id>:0`), not one per email.
  */
-const ACCEPT_CTES = `
+const acceptCtes = (events: string) => `
 WITH x AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
     id text, project_id text, api_key_id text, mode text, source text, status text, from_address text,
@@ -43,7 +44,7 @@ WITH x AS (
   FROM jsonb_to_recordset($4::jsonb) AS v(id text, project_id text, email_id text, mode text, type text,
     recipient text, payload jsonb, created_at timestamptz)
   JOIN e ON e.id = v.email_id
-), ${outboxCte(5, 'e')}, d AS (
+), ${events}, d AS (
   INSERT INTO outbox (subject, msg_id, payload)
   SELECT $6::text, min(q.id) || ':0', jsonb_build_object('emailIds', jsonb_agg(q.id ORDER BY q.id))
   FROM (SELECT x.id, (row_number() OVER (ORDER BY x.id) - 1) / $7::int AS chunk
@@ -57,8 +58,11 @@ const ACCEPT_RESULTS = `SELECT
   (SELECT coalesce(json_agg(id), '[]'::json) FROM e) AS inserted,
   ${outboxRowsJson('o', 'd')} AS outbox`
 
-/** The rows alone; the limits are then counted by separate statements (accept-store.ts). */
-export const INSERT_ACCEPTED_SQL = `${ACCEPT_CTES}
+/**
+ * The rows alone; the limits are then counted by separate statements (accept-store.ts). Events
+ * get an outbox row each here: the emails the limits refuse are taken back with their rows.
+ */
+export const INSERT_ACCEPTED_SQL = `${acceptCtes(outboxCte(5, 'e'))}
 ${ACCEPT_RESULTS}`
 
 /**
@@ -66,13 +70,14 @@ ${ACCEPT_RESULTS}`
  * emails are counted per project and window ($8: one record per group of requests sharing a
  * project and limits) and, if any group would pass its rate or daily limit,
  * mailer_send_limit_reached() raises ML429 and nothing of it stays; the caller then takes the
- * statement-by-statement path, which admits emails one by one. The check is `admit` of
+ * statement-by-statement path, which admits emails one by one. Its events go out in group
+ * messages (eventGroupsCte), as they all stay or all go. The check is `admit` of
  * domain/limits.ts admitting every email: the rolling estimate (previous window weighted by what
  * still overlaps, rounded up, plus the current one) at most the rate limit, and the day's count at
  * most the daily limit (0: none). Counter rows are taken in (project, window) order, as the other
  * path takes them, so the two never deadlock.
  */
-export const INSERT_AND_COUNT_SQL = `${ACCEPT_CTES},
+export const INSERT_AND_COUNT_SQL = `${acceptCtes(eventGroupsCte(5, 'e'))},
 g AS (
   SELECT * FROM jsonb_to_recordset($8::jsonb) AS g(grp int, project_id text,
     prev_key text, prev_expires timestamptz, cur_key text, cur_expires timestamptz,

@@ -1,5 +1,5 @@
 import { consume, ensureConsumer, ensureStream, type RunningConsumer, type Runtime } from '@mailer/bus'
-import { CONSUMERS, EVENT_TYPES, EventMessage, STREAMS } from '@mailer/contracts'
+import { CONSUMERS, EVENT_TYPES, type EventMessage, EventsOnStream, STREAMS } from '@mailer/contracts'
 import { matchingWebhooks } from '../domain/matching.js'
 import type { WebhookEnv } from '../env.js'
 import type { DeliveryStore } from '../infra/delivery-store.js'
@@ -9,9 +9,11 @@ import type { WebhookCache } from '../infra/webhook-cache.js'
 const WEBHOOK_TYPES = new Set<string>(EVENT_TYPES)
 
 /**
- * EVENTS stream → one pending delivery per matching enabled webhook of the event's project
- * (one multi-row insert, idempotent per (webhook, event)), then ack and kick the worker so the
- * first attempt goes out at once. A malformed message is terminated; a failed insert is retried.
+ * EVENTS stream → one pending delivery per matching enabled webhook of each event's project
+ * (multi-row inserts, idempotent per (webhook, event)), then ack and kick the worker so the
+ * first attempts go out at once. A message carries one event or a group of them; a malformed one
+ * is terminated; a failed insert is retried (the whole message: the inserts already made are
+ * no-ops the second time).
  */
 export async function startFanout(
   rt: Runtime<WebhookEnv>,
@@ -21,6 +23,19 @@ export async function startFanout(
 ): Promise<RunningConsumer> {
   await ensureStream(rt.bus, STREAMS.EVENTS)
   await ensureConsumer(rt.bus, STREAMS.EVENTS.name, CONSUMERS.webhookFanout)
+
+  async function fanOut(m: EventMessage): Promise<number> {
+    // Timeline-only types (email.test) never reach a webhook.
+    if (!WEBHOOK_TYPES.has(m.event.type)) return 0
+    const targets = matchingWebhooks(await cache.forProject(m.projectId), m.event)
+    if (targets.length === 0) return 0
+    return store.insertForEvent(
+      m.projectId,
+      m.event,
+      targets.map((t) => t.id),
+    )
+  }
+
   return consume(rt.bus, {
     stream: STREAMS.EVENTS.name,
     durable: CONSUMERS.webhookFanout,
@@ -28,26 +43,17 @@ export async function startFanout(
     logger: rt.logger,
     metrics: rt.metrics,
     handle: async (msg) => {
-      let m: EventMessage
+      let events: EventMessage[]
       try {
-        m = EventMessage.parse(msg.json())
+        events = EventsOnStream.parse(msg.json())
       } catch (err) {
         rt.logger.error({ err, subject: msg.subject, seq: msg.seq }, 'malformed event message terminated')
         msg.term()
         return
       }
-      // Timeline-only types (email.test) never reach a webhook.
-      if (WEBHOOK_TYPES.has(m.event.type)) {
-        const targets = matchingWebhooks(await cache.forProject(m.projectId), m.event)
-        if (targets.length > 0) {
-          const inserted = await store.insertForEvent(
-            m.projectId,
-            m.event,
-            targets.map((t) => t.id),
-          )
-          if (inserted > 0) worker.kick()
-        }
-      }
+      // Concurrent inserts are combined into one statement by the store (group commit).
+      const inserted = await Promise.all(events.map((m) => fanOut(m)))
+      if (inserted.some((n) => n > 0)) worker.kick()
       msg.ack()
     },
   })
