@@ -90,6 +90,12 @@ export interface ConsumeOptions {
   durable: string
   /** Messages handled at once by this replica. */
   concurrency: number
+  /**
+   * Messages pulled ahead into this replica's buffer (default: twice `concurrency`, at least 16).
+   * A buffered message is this replica's until its ack wait ends, without heartbeats: consumers
+   * whose messages carry much work each keep it small, so replicas share a burst.
+   */
+  prefetch?: number
   logger: Logger
   metrics: Metrics
   handle: (msg: JsMsg) => Promise<void>
@@ -130,7 +136,9 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
   }, 5_000)
   poll.unref()
 
-  const messages = await consumer.consume({ max_messages: Math.max(opts.concurrency * 2, 16) })
+  const messages = await consumer.consume({
+    max_messages: opts.prefetch ?? Math.max(opts.concurrency * 2, 16),
+  })
   const loop = (async () => {
     for await (const msg of messages) {
       if (stopped) {

@@ -10,6 +10,8 @@ import { FileRelay, type Relay, Renderer, SmtpRelay } from './infra/relay.js'
 export const SERVICE = 'dispatcher'
 
 const NANOS_PER_SECOND = 1_000_000_000
+/** Dispatch messages pulled ahead of the ones being handled (see `consume`). */
+const DISPATCH_PREFETCH = 16
 
 /**
  * Starts the dispatcher: consumes the EMAILS stream, renders each email to DKIM-signed MIME,
@@ -76,8 +78,10 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
     stream: STREAMS.EMAILS.name,
     durable: CONSUMERS.dispatcherSend,
     // Messages in flight; a message names one email or a group, and the handler's slots bound the
-    // emails in flight to DISPATCH_CONCURRENCY whatever the mix.
+    // emails in flight to DISPATCH_CONCURRENCY whatever the mix. Few are pulled ahead: a message
+    // may name 50 emails, and one buffered here is not another replica's.
     concurrency: env.DISPATCH_CONCURRENCY,
+    prefetch: DISPATCH_PREFETCH,
     logger: rt.logger,
     metrics: rt.metrics,
     handle: dispatcher.handle,
