@@ -18,9 +18,9 @@ export const outboxCte = (param: number, written: string): string => `o AS (
   RETURNING id, subject, msg_id, payload
 )`
 
-/** The rows the given outbox CTEs wrote (by default `o`), as one JSON array column (read back with `outboxRowsOf`). */
-export const outboxRowsJson = (...ctes: string[]): string => {
-  const from = (ctes.length ? ctes : ['o']).map((c) => `SELECT id, subject, msg_id, payload FROM ${c}`)
+/** The rows the given outbox CTEs wrote, as one JSON array column (read back with `outboxRowsOf`). */
+export const outboxRowsJson = (...ctes: [string, ...string[]]): string => {
+  const from = ctes.map((c) => `SELECT id, subject, msg_id, payload FROM ${c}`)
   return `(SELECT coalesce(json_agg(json_build_object('id', id::text, 'subject', subject,
     'msgId', msg_id, 'payload', payload)), '[]'::json) FROM (${from.join(' UNION ALL ')}) written)`
 }

@@ -10,8 +10,10 @@ import { EVENT_GROUP_MAX, SUBJECTS } from '@mailer/contracts'
  */
 export const eventGroupsCte = (param: number, written: string): string => `o AS (
   INSERT INTO outbox (subject, msg_id, payload)
-  SELECT '${SUBJECTS.eventGroup}', 'g:' || min(q.msg_id), jsonb_build_object('events', jsonb_agg(q.payload ORDER BY q.msg_id))
-  FROM (SELECT ev.msg_id, ev.payload, (row_number() OVER (ORDER BY ev.msg_id) - 1) / ${EVENT_GROUP_MAX} AS chunk
+  SELECT '${SUBJECTS.eventGroup}', 'g:' || min(q.msg_id),
+         jsonb_build_object('events', jsonb_agg(q.payload ORDER BY q.msg_id))
+  FROM (SELECT ev.msg_id, ev.payload,
+               (row_number() OVER (ORDER BY ev.msg_id) - 1) / ${EVENT_GROUP_MAX} AS chunk
         FROM jsonb_to_recordset($${param}::jsonb) AS ev(email_id text, msg_id text, payload jsonb)
         JOIN ${written} ON ${written}.id = ev.email_id) q
   GROUP BY q.chunk

@@ -97,8 +97,8 @@ function read(msg: JsMsg): { item: Item; rejected: string[] } | { invalid: strin
  * ANALYTICS_BATCH_SIZE or ANALYTICS_BATCH_WAIT_MS) and each batch is one transaction; only then
  * are its messages acked. A message that is not a valid event is terminated. When a batch's
  * transaction fails, its events are written one by one, so that a single bad event cannot hold
- * back the others; the messages of those that still fail are redelivered with back-off (the idempotency keys make
- * every retry safe) and terminated after MAX_DELIVERIES attempts.
+ * back the others; the messages of those that still fail are redelivered with back-off (the
+ * idempotency keys make every retry safe) and terminated after MAX_DELIVERIES attempts.
  */
 export async function startIngest(
   rt: Runtime<AnalyticsEnv>,

@@ -31,7 +31,11 @@ export interface StoreResult {
   /** Ids the limits did not admit (their rows were removed again), with the limit's code. */
   refused: Map<string, LimitCode>
   // An id in neither lost its idempotency key to a concurrent request.
-  /** To publish after the commit: the emails' events, and (first request only) the write's dispatch messages. */
+
+  /**
+   * To publish after the commit: the rows of this request's emails, and with the first request
+   * the rows of the whole write (its dispatch and event group messages).
+   */
   outboxRows: OutboxRow[]
 }
 
@@ -75,9 +79,9 @@ function limitGroups(reqs: StoreRequest[], include: (i: number) => boolean): Map
 }
 
 /**
- * The inserted ids, the outbox rows by email, and the rows of no single email (the dispatch
- * messages, one per group of queued emails): those go to the first request, so they are
- * published once.
+ * The inserted ids, the outbox rows by email, and the rows of no single email (the group messages:
+ * dispatch, and events when the write is one statement): those go to the first request, so they
+ * are published once.
  */
 function readInserted(built: Built[], res: { inserted: unknown; outbox: unknown } | undefined) {
   const inserted = new Set(jsonColumn<string[]>(res?.inserted ?? []))

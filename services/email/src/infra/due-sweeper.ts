@@ -17,9 +17,10 @@ interface DueRow {
 
 /**
  * Every second: (a) scheduled emails whose time has come become queued (`email.queued`) and get
- * a dispatch message (one per group of them); (b) queued/deferred emails whose `next_attempt_at` has passed (set by the
- * dispatcher when it backs off) get their next dispatch message. Rows are claimed with
- * FOR UPDATE SKIP LOCKED, so any number of replicas can sweep at once without doubling work.
+ * dispatch messages; (b) queued/deferred emails whose `next_attempt_at` has passed (set by the
+ * dispatcher when it backs off) get their next ones. A sweep's emails share messages, 50 each
+ * (domain/dispatch-messages.ts). Rows are claimed with FOR UPDATE SKIP LOCKED, so any number of
+ * replicas can sweep at once without doubling work.
  */
 export function startDueSweeper(ctx: EmailContext, intervalMs = 1_000): Loop {
   const { rt, outbox } = ctx
