@@ -95,6 +95,9 @@ try {
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     TRACKING_SECRET: randomBytes(24).toString('hex'),
     RATE_LIMIT: '1000000000',
+    // The accept phases' emails stay queued once their messages are purged (below); the email
+    // service would dispatch them again after this long, into the flow phases' figures.
+    DISPATCH_RECOVERY_SECONDS: String(30 * 86_400),
     DOMAIN_VERIFICATION: 'skip',
     MAIL_TRANSPORT: 'smtp',
     SMTP_URL: sinks.smtpUrl,

@@ -126,7 +126,8 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
     'Messages delivered but not yet acknowledged',
   )
   const poll = setInterval(() => {
-    consumer.info(true).then(
+    // Not info(true): that answers the copy cached when the consumer was looked up.
+    consumer.info().then(
       (i) => {
         pending.set(labels, i.num_pending)
         ackPending.set(labels, i.num_ack_pending)

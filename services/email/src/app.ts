@@ -16,6 +16,7 @@ import { serveTracking } from './handlers/tracking.js'
 import { DomainCache } from './infra/domain-cache.js'
 import { startDueSweeper } from './infra/due-sweeper.js'
 import { startHousekeeping } from './infra/housekeeping.js'
+import { startLostDispatchSweep } from './infra/lost-dispatch.js'
 import { EmailMetrics } from './infra/metrics.js'
 import { TemplateCache } from './infra/template-renderer.js'
 import { TemplateStore } from './infra/template-store.js'
@@ -87,7 +88,7 @@ export async function start(
   serveMailerRpc(ctx)
   // --- end of handlers ---
 
-  const loops = [startDueSweeper(ctx), startHousekeeping(ctx)]
+  const loops = [startDueSweeper(ctx), startHousekeeping(ctx), startLostDispatchSweep(ctx)]
   rt.onStop(() => Promise.all(loops.map((l) => l.stop())).then(() => undefined))
   // Subscriptions must reach the server before we report ready.
   await rt.bus.flush()
