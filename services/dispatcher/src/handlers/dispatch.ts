@@ -211,7 +211,7 @@ export function makeDispatchHandler(deps: DispatchDeps): {
       // back whole, and the emails already recorded are no longer claimable: skipped.
       const failed = results.find((r) => r.status === 'rejected')
       if (failed) throw failed.reason
-      const values = results.map((r) => (r as PromiseFulfilledResult<number | null | undefined>).value)
+      const values = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
       // Stopping: what was not started goes to another dispatcher now.
       if (values.includes(null)) {
         msg.nak()

@@ -43,11 +43,11 @@ export function startLostDispatchSweep(ctx: EmailContext, everyMs = 15_000): Loo
 /** No message waiting for the dispatchers and none in their hands; false if that is unknown. */
 async function dispatchersIdle({ rt }: EmailContext): Promise<boolean> {
   try {
-    const consumer = await rt.bus.js.consumers.get(
+    // One request: consumers.get() would fetch the info once more before info() asked again.
+    const info = await rt.bus.jsm.consumers.info(
       rt.bus.streamName(STREAMS.EMAILS.name),
       rt.bus.consumerName(CONSUMERS.dispatcherSend),
     )
-    const info = await consumer.info()
     return info.num_pending === 0 && info.num_ack_pending === 0
   } catch {
     // No consumer yet (no dispatcher ever started) or NATS away: nothing can be concluded.
