@@ -24,6 +24,39 @@ const batch = (
 const count = async () => Number((await sql(te, 'SELECT count(*) AS n FROM emails'))[0].n)
 
 describe('POST /v1/emails/batch', () => {
+  it('a suppressed recipient fails only its item; the rest are stored, a suppressed one is not', async () => {
+    await client.post('/v1/admin/suppressions', client.admin, { address: 'left@x.test' })
+    const before = await count()
+    const r = await batch([
+      email(acme.from, { to: 'kept-1@x.test' }),
+      email(acme.from, { to: 'kept-2@x.test', cc: 'LEFT@x.test' }),
+      // Suppression comes before the header check (contract order).
+      email(acme.from, { to: 'left@x.test', headers: { From: 'x' } }),
+      email(acme.from, { to: 'kept-3@x.test' }),
+    ])
+    expect(r.status).toBe(200)
+    const suppressed = {
+      error: {
+        type: 'unprocessable',
+        code: 'recipient_suppressed',
+        message: expect.any(String),
+        param: 'left@x.test',
+      },
+    }
+    expect(r.body.data).toEqual([
+      { id: expect.stringMatching(/^email_/), status: 'queued' },
+      suppressed,
+      suppressed,
+      { id: expect.stringMatching(/^email_/), status: 'queued' },
+    ])
+    expect(await count()).toBe(before + 2)
+    const rows = await sql(
+      te,
+      `SELECT count(*)::int AS n FROM email_recipients WHERE address = 'left@x.test'`,
+    )
+    expect(rows[0].n).toBe(0)
+  })
+
   it('answers 200 with one result per item in input order; bad items carry their own error', async () => {
     const r = await batch([
       email(acme.from, { to: 'one@x.test' }),

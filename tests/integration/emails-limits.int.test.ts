@@ -78,6 +78,25 @@ describe('per-minute rate limit (interface.md part 8)', () => {
     expect(again.body).toEqual({ id: first.body.id, status: 'queued', idempotent: true })
   })
 
+  it('at the limit, the checks before it still answer first, on every replica', async () => {
+    const p = await projectWithDomain(client, 'atlimit')
+    await client.post('/v1/admin/suppressions', client.admin, { address: 'blocked@x.test' })
+    const first = await send(p, {}, p.live, { 'idempotency-key': 'k' })
+    for (let i = 0; i < 4; i++) expect((await send(p, { to: `a${i}@x.test` })).status).toBe(202)
+    // Each replica learns of the limit from its own first refusal, and reads the counters first
+    // from then on: repeated sends reach both replicas in both states.
+    for (let i = 0; i < 6; i++) {
+      expect((await send(p, { to: `over${i}@x.test` })).status).toBe(429)
+      const blocked = await send(p, { to: 'blocked@x.test' })
+      expect(blocked.status).toBe(422)
+      expect(blocked.body.error).toMatchObject({ code: 'recipient_suppressed', param: 'blocked@x.test' })
+      const repeat = await send(p, {}, p.live, { 'idempotency-key': 'k' })
+      expect(repeat.body).toEqual({ id: first.body.id, status: 'queued', idempotent: true })
+      const changed = await send(p, { subject: 'other' }, p.live, { 'idempotency-key': 'k' })
+      expect(changed.status).toBe(409)
+    }
+  })
+
   it('the admin mirror counts like a live key', async () => {
     const p = await projectWithDomain(client, 'mirror')
     for (let i = 0; i < 5; i++) {

@@ -2,13 +2,7 @@ import { fail, type SendEmailInput } from '@mailer/contracts'
 import { checkAttachments, checkSize, type StoredAttachment } from './attachments.js'
 import { checkHeaders } from './headers.js'
 import { parseSendInput, requestHash } from './input.js'
-import {
-  checkSuppression,
-  collectRecipients,
-  type ProjectDomains,
-  type Recipient,
-  resolveSender,
-} from './recipients.js'
+import { collectRecipients, type ProjectDomains, type Recipient, resolveSender } from './recipients.js'
 import { checkSchedule } from './schedule.js'
 import type { TemplateRenderer } from './template.js'
 
@@ -53,16 +47,12 @@ export function checkSend(raw: unknown, ctx: SendContext): CheckedSend {
 }
 
 /**
- * The remaining checks, in order: suppression (live only) → headers → template → subject →
+ * The checks after suppression (which comes between recipients and these, for live sends only;
+ * the accept path checks it before or while it writes), in order: headers → template → subject →
  * attachments → size → schedule. Throws a MailerError.
  */
-export async function prepareSend(
-  c: CheckedSend,
-  ctx: SendContext,
-  suppressed: ReadonlySet<string>,
-): Promise<PreparedSend> {
+export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<PreparedSend> {
   const { input } = c
-  if (ctx.live) checkSuppression(c.recipients, suppressed)
   const headers = checkHeaders(input.headers)
 
   let subject = input.subject ?? null

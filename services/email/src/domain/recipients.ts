@@ -63,12 +63,24 @@ export function collectRecipients(input: Pick<SendEmailInput, 'to' | 'cc' | 'bcc
   return out
 }
 
-/** A live send to a suppressed address fails with 422 `recipient_suppressed`, param the address. */
-export function checkSuppression(recipients: Recipient[], suppressed: ReadonlySet<string>): void {
+/**
+ * A live send to a suppressed address fails with 422 `recipient_suppressed`, param the address
+ * (the first suppressed one in recipient order).
+ */
+export function suppressionError(
+  recipients: Recipient[],
+  suppressed: ReadonlySet<string>,
+): MailerError | null {
   const hit = recipients.find((r) => suppressed.has(r.address))
-  if (hit) {
-    throw new MailerError('recipient_suppressed', `${hit.address} is on the suppression list`, {
-      param: hit.address,
-    })
-  }
+  return hit
+    ? new MailerError('recipient_suppressed', `${hit.address} is on the suppression list`, {
+        param: hit.address,
+      })
+    : null
+}
+
+/** Throws suppressionError's error, if any. */
+export function checkSuppression(recipients: Recipient[], suppressed: ReadonlySet<string>): void {
+  const e = suppressionError(recipients, suppressed)
+  if (e) throw e
 }

@@ -9,6 +9,8 @@ import { eventGroupsCte } from '@mailer/email-core'
  * hold because they are checked at the end of the statement. The queued emails inserted get their
  * dispatch messages here (`d`): one outbox row per $7 of them (subject $6, `{ emailIds }`, msgID
  * `<first id>:0`), not one per email.
+ * A live email with a recipient on the suppression list is not stored (`sx`, answered as
+ * `suppressed`): the accept path does not read the list before it writes (accept.ts).
  */
 const acceptCtes = (events: string) => `
 WITH x AS (
@@ -18,6 +20,11 @@ WITH x AS (
     template text, template_version int, track_opens boolean, track_clicks boolean, idempotency_key text,
     request_hash text, broadcast_id text, contact_id text,
     created_at timestamptz, queued_at timestamptz, scheduled_at timestamptz, grp int)
+), rx AS (
+  SELECT * FROM jsonb_to_recordset($2::jsonb) AS rx(email_id text, address text, kind text)
+), sx AS (
+  SELECT rx.email_id, rx.address
+  FROM rx JOIN x ON x.id = rx.email_id AND x.mode = 'live' JOIN suppressions s ON s.address = rx.address
 ), e AS (
   INSERT INTO emails (id, project_id, api_key_id, mode, source, status, from_address, reply_to, "to", cc, bcc,
     subject, text_preview, tags, template, template_version, track_opens, track_clicks, idempotency_key,
@@ -25,13 +32,13 @@ WITH x AS (
   SELECT id, project_id, api_key_id, mode, source, status, from_address, reply_to, "to", cc, bcc,
     subject, text_preview, tags, template, template_version, track_opens, track_clicks, idempotency_key,
     request_hash, broadcast_id, contact_id, created_at, queued_at, scheduled_at
-  FROM x ORDER BY idempotency_key NULLS FIRST, id
+  FROM x WHERE NOT EXISTS (SELECT 1 FROM sx WHERE sx.email_id = x.id)
+  ORDER BY idempotency_key NULLS FIRST, id
   ON CONFLICT DO NOTHING
   RETURNING id
 ), r AS (
   INSERT INTO email_recipients (email_id, address, kind)
-  SELECT r.email_id, r.address, r.kind
-  FROM jsonb_to_recordset($2::jsonb) AS r(email_id text, address text, kind text) JOIN e ON e.id = r.email_id
+  SELECT rx.email_id, rx.address, rx.kind FROM rx JOIN e ON e.id = rx.email_id
 ), c AS (
   INSERT INTO email_contents (email_id, html, text, headers, attachments, expires_at)
   SELECT c.email_id, c.html, c.text, c.headers, c.attachments, c.expires_at
@@ -53,9 +60,13 @@ WITH x AS (
   RETURNING id, subject, msg_id, payload
 )`
 
-/** What both statements answer: the inserted ids and the outbox rows (to publish after the commit). */
+/**
+ * What both statements answer: the inserted ids, the suppressed recipients of the emails left out
+ * for them ([email id, address] pairs) and the outbox rows (to publish after the commit).
+ */
 const ACCEPT_RESULTS = `SELECT
   (SELECT coalesce(json_agg(id), '[]'::json) FROM e) AS inserted,
+  (SELECT coalesce(json_agg(json_build_array(email_id, address)), '[]'::json) FROM sx) AS suppressed,
   ${outboxRowsJson('o', 'd')} AS outbox`
 
 /**
@@ -115,9 +126,10 @@ WITH d AS (DELETE FROM emails WHERE id = ANY($1::text[])),
 DELETE FROM outbox WHERE id = ANY($2::bigint[])`
 
 /**
- * What the accept path reads before it writes, for every request waiting at that moment, in one
- * round trip: which recipients are suppressed (the list is deployment-wide), which idempotency
- * keys are taken (project, key pairs) and the limit counters (project, window pairs).
+ * What the accept path reads before it writes when it reads first (a project near its limits, a
+ * dry run; see accept.ts), for every request waiting at that moment, in one round trip: which
+ * recipients are suppressed (the list is deployment-wide), which idempotency keys are taken
+ * (project, key pairs) and the limit counters (project, window pairs).
  */
 export const SEND_LOOKUPS_SQL = `
 SELECT

@@ -30,7 +30,9 @@ export interface StoreResult {
   accepted: Set<string>
   /** Ids the limits did not admit (their rows were removed again), with the limit's code. */
   refused: Map<string, LimitCode>
-  // An id in neither lost its idempotency key to a concurrent request.
+  /** Ids not stored because recipients of theirs are on the suppression list, with those addresses. */
+  suppressed: Map<string, Set<string>>
+  // An id in none of these lost its idempotency key to an earlier or concurrent request.
 
   /**
    * To publish after the commit: the rows of this request's emails, and with the first request
@@ -39,7 +41,12 @@ export interface StoreResult {
   outboxRows: OutboxRow[]
 }
 
-const none = (): StoreResult => ({ accepted: new Set(), refused: new Map(), outboxRows: [] })
+const none = (): StoreResult => ({
+  accepted: new Set(),
+  refused: new Map(),
+  suppressed: new Map(),
+  outboxRows: [],
+})
 
 // The SQLSTATE of mailer_send_limit_reached() (migration 20261127000000_send_limit_reached).
 const LIMIT_REACHED = 'ML429'
@@ -78,13 +85,23 @@ function limitGroups(reqs: StoreRequest[], include: (i: number) => boolean): Map
   return new Map([...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 }
 
+interface Written {
+  inserted: unknown
+  suppressed: unknown
+  outbox: unknown
+}
+
 /**
- * The inserted ids, the outbox rows by email, and the rows of no single email (the group messages:
- * dispatch, and events when the write is one statement): those go to the first request, so they
- * are published once.
+ * The inserted ids, the suppressed addresses by email, the outbox rows by email, and the rows of
+ * no single email (the group messages: dispatch, and events when the write is one statement):
+ * those go to the first request, so they are published once.
  */
-function readInserted(built: Built[], res: { inserted: unknown; outbox: unknown } | undefined) {
+function readInserted(built: Built[], res: Written | undefined) {
   const inserted = new Set(jsonColumn<string[]>(res?.inserted ?? []))
+  const suppressed = new Map<string, Set<string>>()
+  for (const [emailId, address] of jsonColumn<Array<[string, string]>>(res?.suppressed ?? [])) {
+    suppressed.set(emailId, (suppressed.get(emailId) ?? new Set()).add(address))
+  }
   const emailOfMsg = new Map(built.flatMap((b) => b.outbox.map((o) => [o.msg_id, o.email_id] as const)))
   const outboxByEmail = new Map<string, OutboxRow[]>()
   const shared: OutboxRow[] = []
@@ -93,7 +110,15 @@ function readInserted(built: Built[], res: { inserted: unknown; outbox: unknown 
     if (emailId === undefined) shared.push(r)
     else outboxByEmail.set(emailId, [...(outboxByEmail.get(emailId) ?? []), r])
   }
-  return { inserted, outboxByEmail, shared }
+  return { inserted, suppressed, outboxByEmail, shared }
+}
+
+/** Each request's emails left out for suppressed recipients. */
+function suppressedOf(r: StoreRequest, suppressed: Map<string, Set<string>>, result: StoreResult): void {
+  for (const e of r.emails) {
+    const addresses = suppressed.get(e.id)
+    if (addresses) result.suppressed.set(e.id, addresses)
+  }
 }
 
 const rowParams = (built: Built[], grpOf: (i: number) => number | null) => {
@@ -114,7 +139,7 @@ async function storeInOne(pool: PgPool, reqs: StoreRequest[], built: Built[]): P
   const grpOf = new Map(groups.flatMap((members, g) => members.map((i) => [i, g] as const)))
   const {
     rows: [res],
-  } = await pool.query<{ inserted: unknown; outbox: unknown }>(
+  } = await pool.query<Written>(
     INSERT_AND_COUNT([
       ...rowParams(built, (i) => grpOf.get(i) ?? null),
       JSON.stringify(
@@ -138,10 +163,11 @@ async function storeInOne(pool: PgPool, reqs: StoreRequest[], built: Built[]): P
       ),
     ]),
   )
-  const { inserted, outboxByEmail, shared } = readInserted(built, res)
+  const { inserted, suppressed, outboxByEmail, shared } = readInserted(built, res)
   return reqs.map((r, i) => {
     const result = none()
     if (i === 0) result.outboxRows.push(...shared)
+    suppressedOf(r, suppressed, result)
     for (const e of r.emails) {
       if (!inserted.has(e.id)) continue
       result.accepted.add(e.id)
@@ -161,10 +187,13 @@ async function storeStepByStep(pool: PgPool, reqs: StoreRequest[], built: Built[
   return inTransaction(pool, async (tx) => {
     const {
       rows: [res],
-    } = await tx.query<{ inserted: unknown; outbox: unknown }>(INSERT_ACCEPTED(rowParams(built, () => null)))
-    const { inserted, outboxByEmail, shared } = readInserted(built, res)
+    } = await tx.query<Written>(INSERT_ACCEPTED(rowParams(built, () => null)))
+    const { inserted, suppressed, outboxByEmail, shared } = readInserted(built, res)
     const kept = reqs.map((r) => r.emails.filter((e) => inserted.has(e.id)))
     const results: StoreResult[] = reqs.map(none)
+    reqs.forEach((r, i) => {
+      suppressedOf(r, suppressed, results[i]!)
+    })
     // A refused email stays named in its group's dispatch message: the dispatcher finds no such
     // email and skips it.
     results[0]?.outboxRows.push(...shared)
