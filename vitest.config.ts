@@ -8,6 +8,7 @@ export default defineConfig({
       'services/*/src/**/*.test.ts',
       'services/*/test/**/*.test.ts',
       'tests/**/*.test.ts',
+      'bench/src/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     globalSetup: ['libs/testing/src/global-setup.ts'],

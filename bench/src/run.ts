@@ -3,7 +3,9 @@
 // baseline program; prints the report and writes bench/results/<date>.md. Settings (env):
 //   BENCH_SECONDS   length of each measured phase (default 10)
 //   BENCH_PHASES    comma list of baseline,accept,batch,e2e,webhooks (default all)
-//   BENCH_PROFILE=1 run the services with --cpu-prof (profiles under .data/bench-profiles/<stamp>)
+//   BENCH_PROFILE=1 run the services with --cpu-prof (profiles and their flame graphs under
+//                   .data/bench-profiles/<stamp>)
+//   BENCH_WEBHOOK_RATE emails/s in the webhook phase (default 200)
 //   BENCH_DATABASE_URL  use this PostgreSQL (a fresh schema in it) instead of a private one
 //   BENCH_PG_STATS=1 per-statement PostgreSQL times of each phase (.data/bench-pgstats/<stamp>-<phase>.txt)
 //   BASE_URL        measure a Mailer that is already running (`make dev`, an ingress) instead of
@@ -17,6 +19,8 @@ import { join } from 'node:path'
 import { createMigratedSchema, dropSchema } from '@mailer/db/testing'
 import { connect } from 'nats'
 import { CpuMeter } from './cpu.js'
+import { readProfile } from './cpu-profile.js'
+import { callTree, flameSvg } from './flame-graph.js'
 import { PG_STATS_SETTINGS, PgStats } from './pg-stats.js'
 import { acceptPhase, baselinePhase, batchPhase } from './phases-accept.js'
 import { endToEndPhase, webhookPhase } from './phases-flow.js'
@@ -210,7 +214,7 @@ try {
     if (s.errors.length) report.notes.push(`${name} logged ${s.errors.length} errors, e.g. ${s.errors[0]}`)
   if (profileDir)
     report.notes.push(
-      `CPU profiles: ${profileDir} (summarise with \`node --import tsx bench/src/profile-top.ts <file>\`)`,
+      `CPU profiles: ${profileDir} (<service>.cpuprofile, and <service>.svg: its flame graph; summarise with \`node --import tsx bench/src/profile-top.ts <file>\`)`,
     )
 } finally {
   // SIGTERM so the services drain (and write their CPU profiles), gateway first.
@@ -229,15 +233,24 @@ log(`written to ${writeResults(text, report.startedAt, PHASES.size === 5 && SECO
 
 /**
  * V8 names profiles CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; thread 0 is the main one
- * (the others are tsx's module loader). Keeps the main threads' as <service>.cpuprofile.
+ * (the others are tsx's module loader). Keeps the main threads' as <service>.cpuprofile, each with
+ * its flame graph as <service>.svg.
  */
 function nameProfiles(dir: string, procs: Map<ServiceName, ServiceProcess>): void {
   for (const f of readdirSync(dir)) {
     const m = /^CPU\.\d+\.\d+\.(\d+)\.(\d+)\.\d+\.cpuprofile$/.exec(f)
     if (!m) continue
     const owner = [...procs].find(([, s]) => s.pid === Number(m[1]))
-    if (owner && m[2] === '0') renameSync(join(dir, f), join(dir, `${owner[0]}.cpuprofile`))
-    else rmSync(join(dir, f))
+    if (!owner || m[2] !== '0') {
+      rmSync(join(dir, f))
+      continue
+    }
+    const file = join(dir, `${owner[0]}.cpuprofile`)
+    renameSync(join(dir, f), file)
+    writeFileSync(
+      join(dir, `${owner[0]}.svg`),
+      flameSvg(callTree(readProfile(file)), `${owner[0]} (${stamp})`),
+    )
   }
 }
 
