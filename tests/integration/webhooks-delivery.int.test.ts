@@ -335,6 +335,27 @@ describe('delivery', () => {
     expect(b.receiver.requests.map((r) => r.body)).toEqual([bDelivered])
   })
 
+  it('stores an event once for all its webhooks; deleting a webhook drops only payloads no other one needs', async () => {
+    const a = await setup()
+    const second = await Receiver.start()
+    receivers.push(second)
+    const wh2 = await client.post('/v1/webhooks', a.p.live, { url: second.url() })
+    const shared = makeEvent('email.delivered')
+    await events.publish(a.projectId, shared)
+    await waitFor(() => a.receiver.requests.length === 1 && second.requests.length === 1)
+    expect(second.requests[0]!.body).toEqual(shared)
+    const stored = async () =>
+      (await sql(te, `SELECT payload FROM webhook_payloads WHERE event_id = $1`, [shared.id])) as any[]
+    expect(await stored()).toEqual([{ payload: shared }])
+    const rows = await sql(te, `SELECT payload FROM webhook_deliveries WHERE event_id = $1`, [shared.id])
+    expect(rows).toEqual([{ payload: null }, { payload: null }])
+
+    expect((await client.del(`/v1/webhooks/${a.wh.id}`, a.p.live)).status).toBe(200)
+    expect(await stored()).toHaveLength(1)
+    expect((await client.del(`/v1/webhooks/${wh2.body.id}`, a.p.live)).status).toBe(200)
+    expect(await stored()).toHaveLength(0)
+  })
+
   it('keeps projects apart: an event reaches only the webhooks of its own project', async () => {
     const a = await setup()
     const b = await setup()

@@ -58,10 +58,11 @@ export function serveWebhooks(deps: WebhookDeps): void {
     'api.webhook.webhooks.delete': async ({ caller, params }) => {
       const project = requireProject(caller)
       const current = await findWebhook(db, project.id, params.id)
-      await db.$transaction([
-        db.webhookDelivery.deleteMany({ where: { webhookId: current.id } }),
-        db.webhook.delete({ where: { id: current.id } }),
-      ])
+      await db.$transaction(async (tx) => {
+        await deps.store.dropPayloadsOnlyOf(tx, current.id, project.id)
+        await tx.webhookDelivery.deleteMany({ where: { webhookId: current.id } })
+        await tx.webhook.delete({ where: { id: current.id } })
+      })
       await invalidate(project.id)
       return { id: current.id, deleted: true as const }
     },

@@ -64,15 +64,17 @@ export class DeliveryStore {
 
   /**
    * One pending delivery for every matching webhook of an event; the unique (webhook_id,
-   * event_id) makes a redelivered event a no-op. Returns how many rows were new.
+   * event_id) makes a redelivered event a no-op. The event's payload is stored once, in
+   * webhook_payloads, not in each delivery. Returns how many deliveries were new.
    */
   insertForEvent(projectId: string, event: EventPayload, webhookIds: string[]): Promise<number> {
     return this.inserts.submit({ projectId, event, webhookIds })
   }
 
   /**
-   * Several events' deliveries in one multi-row insert. The join drops webhooks disabled or
-   * deleted since the caller's cached list was loaded, and webhooks of another project.
+   * Several events' deliveries in one multi-row insert, and the payloads of the events that got
+   * one. The join drops webhooks disabled or deleted since the caller's cached list was loaded,
+   * and webhooks of another project.
    */
   private async insertMany(reqs: FanoutInsert[]): Promise<number[]> {
     const ids: string[] = []
@@ -91,13 +93,22 @@ export class DeliveryStore {
         events.push(i)
       }
     const inserted = await this.rows<{ id: string }>(
-      `INSERT INTO webhook_deliveries (id, webhook_id, project_id, event_id, event_type, payload, attempt, status, next_attempt_at, created_at)
-       SELECT v.id, w.id, w.project_id, e.event->>'id', e.event->>'type', e.event, 0, 'pending', now(), now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS v(id, webhook_id, project_id, i)
-       JOIN jsonb_array_elements($5::jsonb) WITH ORDINALITY AS e(event, n) ON e.n = v.i + 1
-       JOIN webhooks w ON w.id = v.webhook_id AND w.enabled AND w.project_id = v.project_id
-       ON CONFLICT (webhook_id, event_id) DO NOTHING
-       RETURNING id`,
+      `WITH e AS (
+         SELECT e.event, e.n FROM jsonb_array_elements($5::jsonb) WITH ORDINALITY AS e(event, n)
+       ), ins AS (
+         INSERT INTO webhook_deliveries (id, webhook_id, project_id, event_id, event_type, attempt, status, next_attempt_at, created_at)
+         SELECT v.id, w.id, w.project_id, e.event->>'id', e.event->>'type', 0, 'pending', now(), now()
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS v(id, webhook_id, project_id, i)
+         JOIN e ON e.n = v.i + 1
+         JOIN webhooks w ON w.id = v.webhook_id AND w.enabled AND w.project_id = v.project_id
+         ON CONFLICT (webhook_id, event_id) DO NOTHING
+         RETURNING id, event_id
+       ), p AS (
+         INSERT INTO webhook_payloads (event_id, payload)
+         SELECT e.event->>'id', e.event FROM e WHERE e.event->>'id' IN (SELECT event_id FROM ins)
+         ON CONFLICT (event_id) DO NOTHING
+       )
+       SELECT id FROM ins`,
       [ids, webhookIds, projectIds, events, JSON.stringify(reqs.map((r) => r.event))],
     )
     const counts = reqs.map(() => 0)
@@ -105,7 +116,7 @@ export class DeliveryStore {
     return counts
   }
 
-  /** A single delivery due now (the test route). */
+  /** A single delivery due now (the test route); its synthetic event's payload stays in the row. */
   async insertOne(webhookId: string, projectId: string, event: EventPayload): Promise<string> {
     const id = newId('delivery')
     await this.db.$executeRawUnsafe(
@@ -172,8 +183,9 @@ export class DeliveryStore {
          RETURNING d.id, d.webhook_id, d.event_id, d.attempt, d.payload
        )
        SELECT c.id, c.webhook_id AS "webhookId", w.project_id AS "projectId", c.event_id AS "eventId",
-              c.attempt, c.payload, w.url, w.secret, w.enabled
-       FROM claimed c LEFT JOIN webhooks w ON w.id = c.webhook_id`,
+              c.attempt, COALESCE(c.payload, wp.payload) AS payload, w.url, w.secret, w.enabled
+       FROM claimed c LEFT JOIN webhooks w ON w.id = c.webhook_id
+       LEFT JOIN webhook_payloads wp ON wp.event_id = c.event_id`,
       [busyIds, busyCounts, saturated, perWebhook, limit, leaseMs, Math.max(64, limit * 2)],
     )
   }
@@ -223,6 +235,26 @@ export class DeliveryStore {
     )
     const done = new Set(updated.map((r) => r.id))
     return reqs.map((r) => done.has(r.d.id))
+  }
+
+  /**
+   * Before a webhook's deliveries are deleted: the payloads of its events that no other webhook of
+   * the project has a delivery of (looked up through the unique (webhook_id, event_id) index).
+   */
+  dropPayloadsOnlyOf(
+    tx: Pick<Db, '$executeRawUnsafe'>,
+    webhookId: string,
+    projectId: string,
+  ): Promise<number> {
+    return tx.$executeRawUnsafe(
+      `DELETE FROM webhook_payloads p
+       WHERE p.event_id IN (SELECT event_id FROM webhook_deliveries WHERE webhook_id = $1)
+         AND NOT EXISTS (
+           SELECT 1 FROM webhooks w JOIN webhook_deliveries d ON d.webhook_id = w.id AND d.event_id = p.event_id
+           WHERE w.project_id = $2 AND w.id <> $1)`,
+      webhookId,
+      projectId,
+    )
   }
 
   /** PATCH enabled:false — every pending delivery (retries included) of the webhook fails now. */
