@@ -74,12 +74,21 @@ function targets(r: BenchReport): string[][] {
   return out
 }
 
-/** CPU milliseconds per accepted email, by process, for each accept level and the batch phase. */
+/**
+ * CPU milliseconds per accepted email, by process, for each accept level and the batch phase. An
+ * accept level's total is also given as a multiple of the baseline's at the same concurrency: the
+ * machine's speed drifts between runs, and the multiple shows what the code costs regardless.
+ */
 function cpuTable(r: BenchReport): string[] {
-  const rows: Array<{ label: string; emails: number; cpu: Map<string, number> }> = []
+  const rows: Array<{ label: string; emails: number; cpu: Map<string, number>; baselineOf?: string }> = []
   for (const x of [...r.baseline, ...r.accept])
     if (x.cpu)
-      rows.push({ label: `${x.target} c=${x.connections}`, emails: x.okPerSecond * x.seconds, cpu: x.cpu })
+      rows.push({
+        label: `${x.target} c=${x.connections}`,
+        emails: x.okPerSecond * x.seconds,
+        cpu: x.cpu,
+        ...(x.target === 'mailer' ? { baselineOf: `baseline c=${x.connections}` } : {}),
+      })
   if (r.e2e?.cpu)
     rows.push({ label: 'end to end (per delivered email)', emails: r.e2e.delivered, cpu: r.e2e.cpu })
   if (r.webhooks?.cpu)
@@ -88,16 +97,23 @@ function cpuTable(r: BenchReport): string[] {
     rows.push({ label: 'batch c=8', emails: r.batch.emailsPerSecond * r.batch.seconds, cpu: r.batch.cpu })
   if (rows.length === 0) return []
   const names = [...new Set(rows.flatMap((x) => [...x.cpu.keys()]))]
-  const body = rows.map((x) => [
-    x.label,
-    ...names.map((n) => n_(((x.cpu.get(n) ?? 0) * 1000) / Math.max(1, x.emails))),
-    n_(([...x.cpu.values()].reduce((a, b) => a + b, 0) * 1000) / Math.max(1, x.emails)),
-  ])
+  const total = (x: (typeof rows)[number]) =>
+    ([...x.cpu.values()].reduce((a, b) => a + b, 0) * 1000) / Math.max(1, x.emails)
+  const totals = new Map(rows.map((x) => [x.label, total(x)]))
+  const body = rows.map((x) => {
+    const base = x.baselineOf ? totals.get(x.baselineOf) : undefined
+    return [
+      x.label,
+      ...names.map((n) => n_(((x.cpu.get(n) ?? 0) * 1000) / Math.max(1, x.emails))),
+      n_(total(x)),
+      base ? `${(total(x) / base).toFixed(1)} ×` : '',
+    ]
+  })
   return [
     '',
     '## CPU per email or delivery (ms, from /proc/<pid>/stat; "bench" is the load generator)',
     '',
-    table(['phase', ...names, 'total'], body),
+    table(['phase', ...names, 'total', 'of baseline'], body),
   ]
 }
 const n_ = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : '–')
