@@ -36,16 +36,20 @@ interface AttemptResult {
 
 /** SQL of the `webhook_deliveries` table: fan-out inserts, the claim loop, attempt results. */
 export class DeliveryStore {
-  // The per-delivery writes are group-committed: those arriving while both slots are busy go in
-  // one statement (one commit), which is what lets fan-out grow with concurrency (bench/README.md).
+  // The per-delivery writes are group-committed: those arriving while a write is in flight go in
+  // one statement (one commit), which is what lets fan-out grow with concurrency. A second write
+  // at once only when 100 wait (extraSlotAt): two concurrent ones split each group and doubled the
+  // statements (fan-out +29 to +41 %, 22-29 % less CPU per delivery: bench/README.md).
   private readonly inserts = new GroupCommit((reqs: FanoutInsert[]) => this.insertMany(reqs), {
     slots: 2,
     maxItems: 500,
     sizeOf: (r) => r.webhookIds.length,
+    extraSlotAt: 100,
   })
   private readonly results = new GroupCommit((reqs: AttemptResult[]) => this.finishMany(reqs), {
     slots: 2,
     maxItems: 500,
+    extraSlotAt: 100,
   })
 
   /**
