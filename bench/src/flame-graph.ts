@@ -75,32 +75,35 @@ function colour(pkg: string): string {
  */
 export function flameSvg(root: Frame, title: string, width = 1200, minPx = 0.3): string {
   const rowH = 16
-  const rects: string[] = []
-  let depthMax = 0
   const scale = root.totalUs > 0 ? width / root.totalUs : 0
-  const walk = (f: Frame, x: number, depth: number) => {
+  // Laid out first, drawn once the height is known (the root at the bottom).
+  const boxes: Array<{ f: Frame; x: number; w: number; depth: number }> = []
+  const layout = (f: Frame, x: number, depth: number) => {
     const w = f.totalUs * scale
     if (w < minPx) return
-    depthMax = Math.max(depthMax, depth)
-    rects.push(
-      `<g><title>${esc(f.name)} (${esc(f.pkg || 'all')}): ${(f.totalUs / 1000).toFixed(1)} ms, ${((f.totalUs / root.totalUs) * 100).toFixed(2)} %</title>` +
-        `<rect x="${x.toFixed(2)}" y="${depth}" width="${w.toFixed(2)}" height="${rowH - 1}" fill="${f === root ? '#ddd' : colour(f.pkg)}"/>` +
-        (w > 30
-          ? `<text x="${(x + 3).toFixed(2)}" y="${depth}" dy="11">${esc(f.name.slice(0, Math.floor((w - 6) / 6.5)))}</text>`
-          : '') +
-        '</g>',
-    )
+    boxes.push({ f, x, w, depth })
     let cx = x
     for (const c of f.children) {
-      walk(c, cx, depth + 1)
+      layout(c, cx, depth + 1)
       cx += c.totalUs * scale
     }
   }
-  walk(root, 0, 0)
-  const height = (depthMax + 1) * rowH + 30
-  // Depths become y positions once the height is known: the root at the bottom.
-  const body = rects
-    .map((r) => r.replace(/ y="(\d+)"/g, (_, d: string) => ` y="${height - (Number(d) + 1) * rowH}"`))
+  layout(root, 0, 0)
+  const height = (Math.max(0, ...boxes.map((b) => b.depth)) + 1) * rowH + 30
+  const body = boxes
+    .map(({ f, x, w, depth }) => {
+      const y = height - (depth + 1) * rowH
+      const share = ((f.totalUs / root.totalUs) * 100).toFixed(2)
+      const label =
+        w > 30
+          ? `<text x="${(x + 3).toFixed(2)}" y="${y}" dy="11">${esc(f.name.slice(0, Math.floor((w - 6) / 6.5)))}</text>`
+          : ''
+      return (
+        `<g><title>${esc(f.name)} (${esc(f.pkg || 'all')}): ${(f.totalUs / 1000).toFixed(1)} ms, ${share} %</title>` +
+        `<rect x="${x.toFixed(2)}" y="${y}" width="${w.toFixed(2)}" height="${rowH - 1}" fill="${f === root ? '#ddd' : colour(f.pkg)}"/>` +
+        `${label}</g>`
+      )
+    })
     .join('\n')
   return `<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="monospace" font-size="11">

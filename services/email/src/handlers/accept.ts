@@ -47,6 +47,11 @@ interface Keyed<T> {
   send: T
 }
 
+/** Every recipient address of these sends, once. */
+const addressesOf = (sends: Array<Keyed<CheckedSend>>): string[] => [
+  ...new Set(sends.flatMap((c) => c.send.recipients.map((r) => r.address))),
+]
+
 const mismatch = () =>
   fail(
     'idempotency_payload_mismatch',
@@ -149,9 +154,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     } = readFirst && checked.length > 0
       ? await lookups.submit({
           projectId: project.id,
-          addresses: live
-            ? [...new Set(checked.flatMap((c) => c.send.recipients.map((r) => r.address)))]
-            : [],
+          addresses: live ? addressesOf(checked) : [],
           keys: [...new Set(checked.flatMap((c) => (c.key ? [c.key] : [])))],
           windows: limits?.windows ?? null,
         })
@@ -176,7 +179,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     if (unread.length > 0) {
       const { suppressed: listed } = await lookups.submit({
         projectId: project.id,
-        addresses: [...new Set(unread.flatMap((c) => c.send.recipients.map((r) => r.address)))],
+        addresses: addressesOf(unread),
         keys: [],
         windows: null,
       })
