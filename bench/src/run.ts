@@ -6,7 +6,8 @@
 //   BENCH_PROFILE=1 run the services with --cpu-prof (profiles and their flame graphs under
 //                   .data/bench-profiles/<stamp>)
 //   BENCH_WEBHOOK_RATE emails/s in the webhook phase (default 200)
-//   BENCH_DATABASE_URL  use this PostgreSQL (a fresh schema in it) instead of a private one
+//   BENCH_DATABASE_URL  use this PostgreSQL (a fresh schema in it) instead of a private one;
+//                   BENCH_KEEP_SCHEMA=1 leaves that schema there afterwards, to look at its tables
 //   BENCH_PG_STATS=1 per-statement PostgreSQL times of each phase (.data/bench-pgstats/<stamp>-<phase>.txt)
 //   BASE_URL        measure a Mailer that is already running (`make dev`, an ingress) instead of
 //                   starting one; needs its ADMIN_API_KEY. Its dispatcher must relay to the bench's
@@ -224,6 +225,7 @@ try {
   await sinks.stop()
   await nats.stop()
   if (pg) await pg.stop()
+  else if (process.env.BENCH_KEEP_SCHEMA === '1') console.log(`[bench] schema ${schema} kept`)
   else await dropSchema(baseUrl, schema).catch(() => undefined)
 }
 
