@@ -7,6 +7,7 @@ import { serveEvents } from './handlers/events.js'
 import { startFanout } from './handlers/fanout.js'
 import { makeInvalidate, subscribeInvalidations } from './handlers/invalidate.js'
 import { serveWebhooks } from './handlers/webhooks.js'
+import { startDeliveryPruner } from './infra/delivery-pruner.js'
 import { DeliveryStore } from './infra/delivery-store.js'
 import { DeliveryWorker } from './infra/delivery-worker.js'
 import { HttpSender } from './infra/http-sender.js'
@@ -14,7 +15,10 @@ import { WebhookCache } from './infra/webhook-cache.js'
 
 export const SERVICE = 'webhook'
 
-/** Starts the webhook service: webhook routes, the event log, the EVENTS fan-out and the delivery worker. */
+/**
+ * Starts the webhook service: webhook routes, the event log, the EVENTS fan-out, the delivery
+ * worker and the pruner of old deliveries.
+ */
 export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
   const rt = await startRuntime(SERVICE, env)
   const { bus, db } = rt
@@ -86,6 +90,11 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
   worker.start()
   rt.onStop(() => sender.close())
   rt.onStop(() => worker.stop())
+  const pruner = startDeliveryPruner(store, rt.logger, rt.metrics, {
+    retentionDays: env.WEBHOOK_DELIVERY_RETENTION_DAYS,
+    everyMs: env.WEBHOOK_PRUNE_INTERVAL_SECONDS * 1000,
+  })
+  rt.onStop(() => pruner.stop())
   const fanout = await startFanout(rt, cache, store, worker)
   rt.onStop(() => fanout.stop())
   // Subscriptions must reach the server before we report ready.

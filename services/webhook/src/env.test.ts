@@ -11,6 +11,8 @@ describe('webhook env', () => {
     expect(env.WEBHOOK_TIMEOUT_MS).toBe(10_000)
     expect(env.WEBHOOK_ALLOW_PRIVATE).toBe(false)
     expect(env.WEBHOOK_ENDPOINT_CONCURRENCY).toBe(4)
+    expect(env.WEBHOOK_DELIVERY_RETENTION_DAYS).toBe(30)
+    expect(env.WEBHOOK_PRUNE_INTERVAL_SECONDS).toBe(3600)
   })
 
   it('parses a short schedule and the flags', () => {
@@ -31,6 +33,9 @@ describe('webhook env', () => {
       ['WEBHOOK_RETRY_SCHEDULE_SECONDS', '0'],
       ['WEBHOOK_TIMEOUT_MS', 'soon'],
       ['WEBHOOK_ALLOW_PRIVATE', 'maybe'],
+      // Not longer than the EVENTS stream keeps events (7 days): an event redelivered from it
+      // would find no delivery and be delivered again.
+      ['WEBHOOK_DELIVERY_RETENTION_DAYS', '7'],
     ] as const) {
       try {
         loadEnv({ ...base, [k]: v })

@@ -41,6 +41,14 @@ export const webhookEnv = baseEnv.extend({
   WEBHOOK_FANOUT_CONCURRENCY: envInt(16, 1, 512),
   /** Upper bound on how long a project's webhook list is served from memory if an invalidation is lost. */
   WEBHOOK_CACHE_TTL_SECONDS: envInt(300, 1, 86_400),
+  /**
+   * How long finished deliveries (and the event payloads only they need) are kept. At least 8
+   * days: longer than the EVENTS stream's 7-day age limit, so that an event still in the stream
+   * always finds its deliveries and is never delivered twice.
+   */
+  WEBHOOK_DELIVERY_RETENTION_DAYS: envInt(30, 8, 3650),
+  /** How often the deliveries older than the retention are deleted. */
+  WEBHOOK_PRUNE_INTERVAL_SECONDS: envInt(3600, 1, 86_400),
 })
 export type WebhookEnv = z.infer<typeof webhookEnv>
 export const loadEnv = (source: Record<string, string | undefined> = process.env): WebhookEnv =>

@@ -308,6 +308,42 @@ export class DeliveryStore {
     return rows[0] ?? null
   }
 
+  /**
+   * Deletes the finished deliveries (`success`, `failed`) of one webhook created more than `days`
+   * ago, oldest first, at most `chunk` of them, through the (webhook_id, created_at, id) index; and
+   * the stored payloads of their events that no other delivery of the project still needs (an
+   * event's deliveries are all in its project). Returns how many deliveries went. Rows another
+   * transaction holds (a retry being requested) are skipped, and the status is checked again on
+   * the locked row, so a delivery made pending again stays.
+   */
+  async pruneFinished(webhookId: string, projectId: string, days: number, chunk: number): Promise<number> {
+    const rows = await this.db.$queryRawUnsafe<Array<{ n: number }>>(
+      `WITH d AS (
+         DELETE FROM webhook_deliveries WHERE id IN (
+           SELECT id FROM webhook_deliveries
+           WHERE webhook_id = $1 AND created_at < now() - ($3::int * interval '1 day') AND status <> 'pending'
+           ORDER BY created_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
+         RETURNING id, event_id),
+       p AS (
+         DELETE FROM webhook_payloads wp
+         WHERE wp.event_id IN (SELECT event_id FROM d)
+           AND NOT EXISTS (
+             SELECT 1 FROM webhooks w JOIN webhook_deliveries x ON x.webhook_id = w.id AND x.event_id = wp.event_id
+             WHERE w.project_id = $2 AND x.id NOT IN (SELECT id FROM d)))
+       SELECT count(*)::int AS n FROM d`,
+      webhookId,
+      projectId,
+      days,
+      chunk,
+    )
+    return rows[0]?.n ?? 0
+  }
+
+  /** Every webhook, for the pruner. */
+  webhooks(): Promise<Array<{ id: string; projectId: string }>> {
+    return this.db.webhook.findMany({ select: { id: true, projectId: true }, orderBy: { id: 'asc' } })
+  }
+
   async pendingCount(): Promise<number> {
     const rows = await this.db.$queryRawUnsafe<Array<{ n: number }>>(
       `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`,

@@ -1,0 +1,66 @@
+import type { Logger, Metrics } from '@mailer/observability'
+import type { DeliveryStore } from './delivery-store.js'
+
+export interface PrunerOptions {
+  /** Finished deliveries older than this many days are deleted. */
+  retentionDays: number
+  everyMs: number
+  /** Deliveries deleted per statement (one webhook at a time). */
+  chunk?: number
+}
+
+/**
+ * Deletes finished webhook deliveries past their retention, and the event payloads only they
+ * needed, now and then: without it `webhook_deliveries`, a row per event and webhook, is the
+ * fastest-growing table. Every replica may run it (the deletes skip locked rows and are
+ * idempotent); the first run is one interval after start.
+ */
+export function startDeliveryPruner(
+  store: DeliveryStore,
+  logger: Logger,
+  metrics: Metrics,
+  opts: PrunerOptions,
+): { stop(): Promise<void> } {
+  const chunk = opts.chunk ?? 1_000
+  const pruned = metrics.counter(
+    'deliveries_pruned_total',
+    'Finished webhook deliveries deleted after their retention',
+  )
+  let stopping = false
+  let running: Promise<void> | undefined
+
+  async function pruneAll(): Promise<number> {
+    let total = 0
+    for (const w of await store.webhooks()) {
+      for (;;) {
+        if (stopping) return total
+        const n = await store.pruneFinished(w.id, w.projectId, opts.retentionDays, chunk)
+        total += n
+        pruned.inc(n)
+        if (n < chunk) break
+      }
+    }
+    return total
+  }
+
+  const timer = setInterval(() => {
+    if (running) return
+    running = pruneAll()
+      .then((n) => {
+        if (n > 0)
+          logger.info({ deleted: n, retentionDays: opts.retentionDays }, 'pruned old webhook deliveries')
+      })
+      .catch((err) => logger.warn({ err }, 'pruning webhook deliveries failed'))
+      .finally(() => {
+        running = undefined
+      })
+  }, opts.everyMs)
+  timer.unref()
+  return {
+    async stop() {
+      stopping = true
+      clearInterval(timer)
+      await running
+    },
+  }
+}

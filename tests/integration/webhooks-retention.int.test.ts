@@ -1,0 +1,100 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, createProject } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+import { EventPublisher, makeEvent, metricValue, Receiver, sql } from '../support/webhooks.js'
+
+// The shortest retention allowed (8 days) and a pruner that runs every second; deliveries are
+// made old by moving their creation time back.
+const te = useTestEnv({
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_DELIVERY_RETENTION_DAYS: '8',
+  WEBHOOK_PRUNE_INTERVAL_SECONDS: '1',
+})
+const stack = new Stack(te)
+let client: ReturnType<typeof api>
+let events: EventPublisher
+let receiver: Receiver
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'webhook', 'gateway'])
+  client = api(stack.gatewayUrl)
+  events = await EventPublisher.connect(te)
+  receiver = await Receiver.start()
+})
+afterAll(async () => {
+  await stack.stopAll()
+  await events.close()
+  await receiver.close()
+})
+
+const listed = async (key: string, webhookId: string) =>
+  ((await client.get(`/v1/webhooks/${webhookId}/deliveries`, key)).body.data as any[]).map((d) => d.eventId)
+const age = (eventId: string, webhookId: string, days: number) =>
+  sql(
+    te,
+    `UPDATE webhook_deliveries SET created_at = now() - ($3::int * interval '1 day')
+     WHERE event_id = $1 AND webhook_id = $2`,
+    [eventId, webhookId, days],
+  )
+const payloads = async (...eventIds: string[]) =>
+  (
+    (await sql(te, `SELECT event_id FROM webhook_payloads WHERE event_id = ANY($1::text[])`, [
+      eventIds,
+    ])) as any[]
+  )
+    .map((r) => r.event_id)
+    .sort()
+
+describe('delivery retention', () => {
+  it('deletes finished deliveries past the retention, keeps pending ones, and a payload until its last delivery goes', async () => {
+    const p = await createProject(client, 'retention')
+    const a = (await client.post('/v1/webhooks', p.live, { url: receiver.url('/a') })).body
+    // B does not take `email.sent`: A's delivery is the only one that needs `onlyA`'s payload.
+    const b = (
+      await client.post('/v1/webhooks', p.live, {
+        url: receiver.url('/b'),
+        events: ['email.delivered', 'email.bounced'],
+      })
+    ).body
+    const shared = makeEvent('email.delivered')
+    const onlyA = makeEvent('email.sent')
+    const waiting = makeEvent('email.bounced')
+    for (const e of [shared, onlyA, waiting]) await events.publish(p.project.id, e)
+    await waitFor(() => (receiver.requests.length === 5 ? true : null), { what: 'five deliveries' })
+    await waitFor(async () => ((await listed(p.live, a.id)).length === 3 ? true : null))
+    await waitFor(async () => ((await listed(p.live, b.id)).length === 2 ? true : null))
+    // A's delivery of `waiting` is still waiting for a retry, nine days on.
+    await sql(
+      te,
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now() + interval '1 hour'
+       WHERE event_id = $1 AND webhook_id = $2`,
+      [waiting.id, a.id],
+    )
+    const before = await metricValue(stack.metricsPort('webhook'), 'mailer_webhook_deliveries_pruned_total')
+
+    for (const e of [shared, onlyA, waiting]) await age(e.id, a.id, 9)
+    await age(shared.id, b.id, 7) // within the retention
+    await waitFor(async () => ((await listed(p.live, a.id)).length === 1 ? true : null), {
+      what: "A's finished old deliveries pruned",
+      timeoutMs: 10_000,
+    })
+    expect(await listed(p.live, a.id)).toEqual([waiting.id])
+    expect((await listed(p.live, b.id)).sort()).toEqual([shared.id, waiting.id].sort())
+    // `onlyA` had no other delivery; `shared` is still needed by B's.
+    expect(await payloads(shared.id, onlyA.id, waiting.id)).toEqual([shared.id, waiting.id].sort())
+    expect(await metricValue(stack.metricsPort('webhook'), 'mailer_webhook_deliveries_pruned_total')).toBe(
+      before + 2,
+    )
+
+    await age(shared.id, b.id, 9)
+    await waitFor(async () => ((await listed(p.live, b.id)).length === 1 ? true : null), {
+      what: "B's old delivery pruned",
+      timeoutMs: 10_000,
+    })
+    expect(await payloads(shared.id, onlyA.id, waiting.id)).toEqual([waiting.id])
+    const gone = await client.get(`/v1/webhooks/${a.id}/deliveries?limit=100`, p.live)
+    expect(gone.status).toBe(200)
+    expect(gone.body.data.map((d: any) => d.status)).toEqual(['pending'])
+  })
+})
