@@ -1,3 +1,4 @@
+export { every, type Loop } from './every.js'
 export type { Logger } from './logger.js'
 export { createLogger, REDACT_PATHS } from './logger.js'
 export { Counter, Gauge, Histogram, LATENCY_BUCKETS, Metrics, Registry } from './metrics.js'

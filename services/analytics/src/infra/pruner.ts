@@ -1,4 +1,4 @@
-import type { Logger } from '@mailer/observability'
+import { every, type Logger, type Loop } from '@mailer/observability'
 import type { AggregateStore } from './aggregate-store.js'
 
 /**
@@ -9,25 +9,9 @@ export function startPruner(
   store: AggregateStore,
   logger: Logger,
   opts: { retentionDays: number; everyMs: number },
-): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined
-  const timer = setInterval(() => {
-    if (running) return
-    running = store
-      .pruneProcessed(opts.retentionDays)
-      .then((n) => {
-        if (n > 0) logger.info({ deleted: n }, 'pruned old analytics idempotency keys')
-      })
-      .catch((err) => logger.warn({ err }, 'pruning analytics idempotency keys failed'))
-      .finally(() => {
-        running = undefined
-      })
-  }, opts.everyMs)
-  timer.unref()
-  return {
-    async stop() {
-      clearInterval(timer)
-      await running
-    },
-  }
+): Loop {
+  return every(opts.everyMs, 'analytics-prune', logger, async () => {
+    const n = await store.pruneProcessed(opts.retentionDays)
+    if (n > 0) logger.info({ deleted: n }, 'pruned old analytics idempotency keys')
+  })
 }

@@ -1,7 +1,7 @@
 import { buildEvent, type EmailSummary, recordEvents } from '@mailer/email-core'
+import { every, type Loop } from '@mailer/observability'
 import type { EmailContext } from '../app.js'
 import { dispatchMessages } from '../domain/dispatch-messages.js'
-import { every, type Loop } from './loop.js'
 
 const BATCH = 500
 

@@ -1,5 +1,5 @@
+import { every, type Loop } from '@mailer/observability'
 import type { EmailContext } from '../app.js'
-import { every, type Loop } from './loop.js'
 
 const PURGE_BATCH = 1_000
 

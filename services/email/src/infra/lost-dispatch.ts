@@ -1,6 +1,6 @@
 import { CONSUMERS, STREAMS } from '@mailer/contracts'
+import { every, type Loop } from '@mailer/observability'
 import type { EmailContext } from '../app.js'
-import { every, type Loop } from './loop.js'
 
 const BATCH = 500
 

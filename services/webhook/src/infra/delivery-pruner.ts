@@ -1,4 +1,4 @@
-import type { Logger, Metrics } from '@mailer/observability'
+import { every, type Logger, type Loop, type Metrics } from '@mailer/observability'
 import type { DeliveryStore } from './delivery-store.js'
 
 export interface PrunerOptions {
@@ -20,47 +20,30 @@ export function startDeliveryPruner(
   logger: Logger,
   metrics: Metrics,
   opts: PrunerOptions,
-): { stop(): Promise<void> } {
+): Loop {
   const chunk = opts.chunk ?? 1_000
   const pruned = metrics.counter(
     'deliveries_pruned_total',
     'Finished webhook deliveries deleted after their retention',
   )
   let stopping = false
-  let running: Promise<void> | undefined
-
-  async function pruneAll(): Promise<number> {
+  const loop = every(opts.everyMs, 'webhook-delivery-prune', logger, async () => {
     let total = 0
     for (const w of await store.webhooks()) {
-      for (;;) {
-        if (stopping) return total
-        const n = await store.pruneFinished(w.id, w.projectId, opts.retentionDays, chunk)
+      for (let n = chunk; n === chunk && !stopping; ) {
+        n = await store.pruneFinished(w.id, w.projectId, opts.retentionDays, chunk)
         total += n
         pruned.inc(n)
-        if (n < chunk) break
       }
     }
-    return total
-  }
-
-  const timer = setInterval(() => {
-    if (running) return
-    running = pruneAll()
-      .then((n) => {
-        if (n > 0)
-          logger.info({ deleted: n, retentionDays: opts.retentionDays }, 'pruned old webhook deliveries')
-      })
-      .catch((err) => logger.warn({ err }, 'pruning webhook deliveries failed'))
-      .finally(() => {
-        running = undefined
-      })
-  }, opts.everyMs)
-  timer.unref()
+    if (total > 0)
+      logger.info({ deleted: total, retentionDays: opts.retentionDays }, 'pruned old webhook deliveries')
+  })
   return {
     async stop() {
+      // A pass over many webhooks ends after the statement in flight.
       stopping = true
-      clearInterval(timer)
-      await running
+      await loop.stop()
     },
   }
 }

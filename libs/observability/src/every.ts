@@ -1,13 +1,14 @@
-import type { Logger } from '@mailer/observability'
+import type { Logger } from './logger.js'
 
 export interface Loop {
   stop(): Promise<void>
 }
 
 /**
- * Runs `fn` every `ms`, never two runs at once (a slow run delays the next rather than
- * stacking); a failed run is logged and the next one tries again. `stop` waits for a run in
- * progress, so shutdown never cuts a transaction short.
+ * Runs `fn` every `ms` (first one interval after the call), never two runs at once (a slow run
+ * delays the next rather than stacking); a failed run is logged and the next one tries again.
+ * `stop` waits for a run in progress, so shutdown never cuts a transaction short. The timer
+ * alone does not keep the process alive.
  */
 export function every(ms: number, name: string, logger: Logger, fn: () => Promise<void>): Loop {
   let running: Promise<void> | null = null
@@ -20,6 +21,7 @@ export function every(ms: number, name: string, logger: Logger, fn: () => Promis
         running = null
       })
   }, ms)
+  timer.unref()
   return {
     async stop() {
       stopped = true
