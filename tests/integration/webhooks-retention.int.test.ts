@@ -46,7 +46,7 @@ const payloads = async (...eventIds: string[]) =>
     .map((r) => r.event_id)
     .sort()
 
-describe('delivery retention', () => {
+describe('delivery retention and stored payloads', () => {
   it('deletes finished deliveries past the retention, keeps pending ones, and a payload until its last delivery goes', async () => {
     const p = await createProject(client, 'retention')
     const a = (await client.post('/v1/webhooks', p.live, { url: receiver.url('/a') })).body
@@ -96,5 +96,24 @@ describe('delivery retention', () => {
     const gone = await client.get(`/v1/webhooks/${a.id}/deliveries?limit=100`, p.live)
     expect(gone.status).toBe(200)
     expect(gone.body.data.map((d: any) => d.status)).toEqual(['pending'])
+  })
+
+  it("deleting two webhooks of a project at once leaves none of their events' payloads behind", async () => {
+    const p = await createProject(client, 'retention-race')
+    const a = (await client.post('/v1/webhooks', p.live, { url: receiver.url('/ra') })).body
+    const b = (await client.post('/v1/webhooks', p.live, { url: receiver.url('/rb') })).body
+    const sent = Array.from({ length: 5 }, () => makeEvent('email.delivered'))
+    for (const e of sent) await events.publish(p.project.id, e)
+    const ids = sent.map((e) => e.id)
+    await waitFor(async () => ((await payloads(...ids)).length === 5 ? true : null), { what: 'the payloads' })
+    await waitFor(async () => ((await listed(p.live, b.id)).length === 5 ? true : null))
+    // Each deletion looks for the other webhook's deliveries before dropping a payload: at the
+    // same moment, each would still see the other's and keep them all.
+    const [da, db] = await Promise.all([
+      client.del(`/v1/webhooks/${a.id}`, p.live),
+      client.del(`/v1/webhooks/${b.id}`, p.live),
+    ])
+    expect([da.status, db.status]).toEqual([200, 200])
+    expect(await payloads(...ids)).toEqual([])
   })
 })

@@ -317,8 +317,10 @@ export class DeliveryStore {
    * the locked row, so a delivery made pending again stays.
    */
   async pruneFinished(webhookId: string, projectId: string, days: number, chunk: number): Promise<number> {
-    const rows = await this.db.$queryRawUnsafe<Array<{ n: number }>>(
-      `WITH d AS (
+    const rows = await this.db.$transaction(async (tx) => {
+      await this.lockPayloads(tx, projectId)
+      return tx.$queryRawUnsafe<Array<{ n: number }>>(
+        `WITH d AS (
          DELETE FROM webhook_deliveries WHERE id IN (
            SELECT id FROM webhook_deliveries
            WHERE webhook_id = $1 AND created_at < now() - ($3::int * interval '1 day') AND status <> 'pending'
@@ -331,12 +333,27 @@ export class DeliveryStore {
              SELECT 1 FROM webhooks w JOIN webhook_deliveries x ON x.webhook_id = w.id AND x.event_id = wp.event_id
              WHERE w.project_id = $2 AND x.id NOT IN (SELECT id FROM d)))
        SELECT count(*)::int AS n FROM d`,
-      webhookId,
-      projectId,
-      days,
-      chunk,
-    )
+        webhookId,
+        projectId,
+        days,
+        chunk,
+      )
+    })
     return rows[0]?.n ?? 0
+  }
+
+  /**
+   * Serializes, per project, the writers that delete an event's stored payload once no other
+   * delivery of the project needs it (deleting a webhook, pruning): each looks for the others'
+   * deliveries, and two at once would each still see the other's and both keep a payload neither
+   * needs. Taken first in the transaction, so that its later statements see what the other one
+   * committed.
+   */
+  async lockPayloads(tx: Pick<Db, '$executeRawUnsafe'>, projectId: string): Promise<void> {
+    await tx.$executeRawUnsafe(
+      `SELECT pg_advisory_xact_lock(hashtext($1)::bigint)`,
+      `webhook-payloads:${projectId}`,
+    )
   }
 
   /** Every webhook, for the pruner. */
