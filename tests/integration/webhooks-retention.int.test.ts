@@ -2,7 +2,7 @@ import { useTestEnv, waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { api, createProject } from '../support/http.js'
 import { Stack } from '../support/stack.js'
-import { EventPublisher, makeEvent, metricValue, Receiver, sql } from '../support/webhooks.js'
+import { EventPublisher, fakeId, makeEvent, metricValue, Receiver, sql } from '../support/webhooks.js'
 
 // The shortest retention allowed (8 days) and a pruner that runs every second; deliveries are
 // made old by moving their creation time back.
@@ -115,5 +115,31 @@ describe('delivery retention and stored payloads', () => {
     ])
     expect([da.status, db.status]).toEqual([200, 200])
     expect(await payloads(...ids)).toEqual([])
+  })
+
+  it('a delivery whose webhook is gone is dropped when claimed, with the payload only it needed', async () => {
+    // What a fan-out racing the webhook's deletion leaves behind: the deletion did not see it.
+    const p = await createProject(client, 'retention-gone')
+    const event = makeEvent('email.delivered')
+    const delivery = fakeId('whd')
+    await sql(te, `INSERT INTO webhook_payloads (event_id, payload) VALUES ($1, $2::jsonb)`, [
+      event.id,
+      JSON.stringify(event),
+    ])
+    await sql(
+      te,
+      `INSERT INTO webhook_deliveries (id, webhook_id, project_id, event_id, event_type, attempt, status, next_attempt_at)
+       VALUES ($1, $2, $3, $4, $5, 0, 'pending', now())`,
+      [delivery, fakeId('wh'), p.project.id, event.id, event.type],
+    )
+    await waitFor(
+      async () =>
+        ((await sql(te, `SELECT 1 FROM webhook_deliveries WHERE id = $1`, [delivery])) as unknown[])
+          .length === 0
+          ? true
+          : null,
+      { what: 'the orphan delivery claimed and dropped' },
+    )
+    expect(await payloads(event.id)).toEqual([])
   })
 })

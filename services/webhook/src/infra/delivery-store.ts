@@ -8,8 +8,8 @@ import type { SendResult } from './http-sender.js'
 export interface ClaimedDelivery {
   id: string
   webhookId: string
-  /** The webhook's project (null when the webhook is gone). */
-  projectId: string | null
+  /** The delivery's project (its webhook's, even when the webhook is gone). */
+  projectId: string
   eventId: string
   attempt: number
   payload: unknown
@@ -184,9 +184,9 @@ export class DeliveryStore {
          UPDATE webhook_deliveries d
          SET locked_until = now() + $6::int * interval '1 millisecond', attempt = d.attempt + 1
          FROM picked p WHERE d.id = p.id
-         RETURNING d.id, d.webhook_id, d.event_id, d.attempt, d.payload
+         RETURNING d.id, d.webhook_id, d.project_id, d.event_id, d.attempt, d.payload
        )
-       SELECT c.id, c.webhook_id AS "webhookId", w.project_id AS "projectId", c.event_id AS "eventId",
+       SELECT c.id, c.webhook_id AS "webhookId", c.project_id AS "projectId", c.event_id AS "eventId",
               c.attempt, COALESCE(c.payload, wp.payload) AS payload, w.url, w.secret, w.enabled
        FROM claimed c LEFT JOIN webhooks w ON w.id = c.webhook_id
        LEFT JOIN webhook_payloads wp ON wp.event_id = c.event_id`,
@@ -284,8 +284,25 @@ export class DeliveryStore {
     )
   }
 
-  async remove(id: string): Promise<void> {
-    await this.db.$executeRawUnsafe('DELETE FROM webhook_deliveries WHERE id = $1', id)
+  /**
+   * A delivery whose webhook is gone (deleted while its event was being fanned out, so the
+   * deletion did not see it): deleted, with its event's payload if no other delivery of the
+   * project needs it, under the same lock as the other payload deleters.
+   */
+  async remove(id: string, projectId: string): Promise<void> {
+    await this.db.$transaction(async (tx) => {
+      await this.lockPayloads(tx, projectId)
+      await tx.$executeRawUnsafe(
+        `WITH d AS (DELETE FROM webhook_deliveries WHERE id = $1 RETURNING event_id)
+         DELETE FROM webhook_payloads wp USING d
+         WHERE wp.event_id = d.event_id
+           AND NOT EXISTS (
+             SELECT 1 FROM webhooks w JOIN webhook_deliveries x ON x.webhook_id = w.id AND x.event_id = d.event_id
+             WHERE w.project_id = $2 AND x.id <> $1)`,
+        id,
+        projectId,
+      )
+    })
   }
 
   /**

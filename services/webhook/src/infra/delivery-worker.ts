@@ -222,7 +222,7 @@ export class DeliveryWorker {
 
   private async attempt(row: ClaimedDelivery, answered: () => void): Promise<void> {
     if (row.enabled === null || row.url === null || row.secret === null) {
-      await this.store.remove(row.id)
+      await this.store.remove(row.id, row.projectId)
       return
     }
     if (!row.enabled) {
