@@ -23,6 +23,8 @@ export interface BusOptions {
   prefix?: string
   /** Connection name, shown by `nats server report connections`. */
   name: string
+  /** Replicas the streams are brought to (`NATS_STREAM_REPLICAS`); unset leaves them as they are. */
+  streamReplicas?: number
   logger: Logger
   metrics: Metrics
 }
@@ -106,6 +108,11 @@ export class Bus {
   /** The subject as it travels (with the deployment prefix). */
   subject(name: string): string {
     return this.prefix ? `${this.prefix}.${name}` : name
+  }
+
+  /** `NATS_STREAM_REPLICAS`, if set. */
+  get streamReplicas(): number | undefined {
+    return this.opts.streamReplicas
   }
 
   /** Stream and consumer names: prefix upper-cased, joined with `_` (no dots allowed). */

@@ -32,6 +32,7 @@ export async function startRuntime<E extends BaseEnv>(
     url: env.NATS_URL,
     prefix: env.NATS_PREFIX,
     name: service,
+    ...(env.NATS_STREAM_REPLICAS ? { streamReplicas: env.NATS_STREAM_REPLICAS } : {}),
     logger,
     metrics,
   })

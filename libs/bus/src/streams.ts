@@ -20,7 +20,9 @@ export interface StreamDef {
 /**
  * Creates or updates a stream so that every service can declare what it uses at start-up,
  * idempotently (upgrades need no manual step). File storage, limits retention, a two-minute
- * duplicate window for msgID de-duplication of outbox re-publishes.
+ * duplicate window for msgID de-duplication of outbox re-publishes. An update merges into the
+ * stream's configuration, so what is not set here (a byte limit, replicas when
+ * `NATS_STREAM_REPLICAS` is unset) stays as an operator left it.
  */
 export async function ensureStream(
   bus: Bus,
@@ -35,6 +37,7 @@ export async function ensureStream(
     duplicate_window: 120_000_000_000,
     max_age: 7 * 24 * 3600 * 1_000_000_000,
     ...(def.description ? { description: def.description } : {}),
+    ...(bus.streamReplicas ? { num_replicas: bus.streamReplicas } : {}),
     ...overrides,
   }
   try {

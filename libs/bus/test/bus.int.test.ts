@@ -140,3 +140,40 @@ describe('outbox', () => {
     }
   })
 })
+
+describe('ensureStream replicas', () => {
+  it('leaves the replicas alone unless NATS_STREAM_REPLICAS is set, and a refused count fails the start', async () => {
+    const logger = createLogger({ service: 'bus-test', level: 'silent' })
+    const withReplicas = (n: number) =>
+      Bus.connect({
+        url: te.natsUrl,
+        prefix: te.natsPrefix,
+        name: `replicas-${n}`,
+        logger,
+        metrics: new Metrics(`bus_replicas_${n}`),
+        streamReplicas: n,
+      })
+    await ensureStream(client, { name: 'REPLICATED', subjects: ['replicated.>'] })
+    // A byte limit set by hand survives a later start, as a hand-set replica count would.
+    await client.jsm.streams.update(client.streamName('REPLICATED'), { max_bytes: 1_000_000 })
+    await ensureStream(client, { name: 'REPLICATED', subjects: ['replicated.>'] })
+    const info = await client.jsm.streams.info(client.streamName('REPLICATED'))
+    expect(info.config).toMatchObject({ num_replicas: 1, max_bytes: 1_000_000 })
+
+    const one = await withReplicas(1)
+    const three = await withReplicas(3)
+    try {
+      await ensureStream(one, { name: 'REPLICATED', subjects: ['replicated.>'] })
+      expect((await one.jsm.streams.info(one.streamName('REPLICATED'))).config.num_replicas).toBe(1)
+      // This test server is a single node: three replicas are refused, loudly, not ignored.
+      const err = await ensureStream(three, { name: 'REPLICATED3', subjects: ['replicated3.>'] }).catch(
+        (e: Error) => e,
+      )
+      expect(err).toBeInstanceOf(Error)
+      expect(String((err as Error).message)).toMatch(/replica/i)
+    } finally {
+      await one.drain()
+      await three.drain()
+    }
+  })
+})

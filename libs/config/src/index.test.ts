@@ -30,4 +30,12 @@ describe('parseEnv', () => {
       expect((e as Error).message).toContain('DATABASE_URL')
     }
   })
+  it('takes NATS_STREAM_REPLICAS as 1, 3 or 5, and leaves it unset by default', () => {
+    const base = { DATABASE_URL: 'postgres://x@h/db' }
+    expect(parseEnv(schema, base).NATS_STREAM_REPLICAS).toBeUndefined()
+    expect(parseEnv(schema, { ...base, NATS_STREAM_REPLICAS: '3' }).NATS_STREAM_REPLICAS).toBe(3)
+    for (const bad of ['2', '0', 'three']) {
+      expect(() => parseEnv(schema, { ...base, NATS_STREAM_REPLICAS: bad })).toThrow(/NATS_STREAM_REPLICAS/)
+    }
+  })
 })

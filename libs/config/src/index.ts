@@ -22,6 +22,16 @@ export const baseEnv = z.object({
     .string()
     .regex(/^[a-z0-9_]*$/, 'lower-case letters, digits and _ only')
     .default(''),
+  /**
+   * Replicas of the EMAILS and EVENTS streams on a clustered NATS (1, 3 or 5). Unset: a stream is
+   * created with 1 and a count changed by hand (`nats stream edit --replicas`) is kept; set: every
+   * service start brings the streams to it.
+   */
+  NATS_STREAM_REPLICAS: z.coerce
+    .number()
+    .int()
+    .refine((n) => n === 1 || n === 3 || n === 5, 'must be 1, 3 or 5')
+    .optional(),
   METRICS_PORT: envInt(9464, 0, 65535),
   /** Seconds a shutdown may take to drain before the process exits anyway. */
   SHUTDOWN_TIMEOUT_SECONDS: envInt(25, 1, 600),
