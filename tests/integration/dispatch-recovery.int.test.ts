@@ -5,7 +5,8 @@ import { TestRelay } from '../support/smtp-relay.js'
 import { Stack } from '../support/stack.js'
 
 // A queued email whose dispatch message is gone (a purged or restored stream, a message an older
-// pod terminated) is dispatched again once the dispatchers have nothing left to do.
+// pod terminated) is dispatched again: once the dispatchers have nothing left to do, and under a
+// load that never lets them be idle.
 const te = useTestEnv()
 const stack = new Stack(te)
 let relay: TestRelay
@@ -17,7 +18,8 @@ beforeAll(async () => {
   seed = await Seeder.open(te)
   await seed.domain(PROJECT, 'mail.recovery.test')
   // The dispatcher first: it creates the consumer the email service looks at.
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url })
+  // A minute's SMTP time-out: the second test holds a message at the relay for up to ~35 s.
+  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '60' })
   await stack.start('email', { DISPATCH_RECOVERY_SECONDS: '150' })
 })
 afterAll(async () => {
@@ -48,4 +50,40 @@ describe('lost dispatch messages', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${stack.metricsPort('email')}/metrics`)).text()
     expect(metrics).toMatch(/^mailer_email_dispatch_recovered_total 1$/m)
   })
+
+  it('under a load that keeps the dispatchers busy, a lost message is still found', async () => {
+    const recovered = async () =>
+      Number(
+        /^mailer_email_dispatch_recovered_total (\d+)$/m.exec(
+          await (await fetch(`http://127.0.0.1:${stack.metricsPort('email')}/metrics`)).text(),
+        )?.[1] ?? 0,
+      )
+    const before = await recovered()
+    const email = (to: string) =>
+      seed.email(PROJECT, { from: 'hi@mail.recovery.test', to: [to], subject: 'Busy', text: 'x' })
+    // The relay holds every message it is given: the busy email's dispatch message stays
+    // unacknowledged, so the dispatchers are never idle while the lost one waits.
+    const release = relay.pause()
+    try {
+      const busy = await email('busy@example.com')
+      await seed.dispatch(busy, PROJECT)
+      await waitFor(() => (relay.held === 1 ? true : null), { what: 'the busy email held at the relay' })
+      const lost = await email('lost-busy@example.com')
+      await seed.sql(`UPDATE emails SET queued_at = now() - interval '10 minutes' WHERE id = $1`, [lost])
+      await waitFor(async () => ((await recovered()) === before + 1 ? true : null), {
+        timeoutMs: 35_000,
+        what: 'the lost email recovered while the busy one is in flight',
+      })
+      expect(relay.held).toBeGreaterThanOrEqual(1)
+      release()
+      for (const id of [busy, lost])
+        await waitFor(async () => (await statusOf(id)) === 'delivered', {
+          timeoutMs: 30_000,
+          what: `${id} delivered`,
+        })
+      expect(relay.deliveryCounts().get(`${lost} lost-busy@example.com`)).toBe(1)
+    } finally {
+      release()
+    }
+  }, 90_000)
 })

@@ -20,9 +20,9 @@ export const emailEnv = baseEnv.extend({
   /** Upper bound on how long a compiled template is served from memory if an invalidation is lost. */
   TEMPLATE_CACHE_TTL_SECONDS: envInt(60, 1, 3600),
   /**
-   * A queued email this long past its queueing, while the dispatchers have no message left to
-   * read or finish, has lost its dispatch message (a purged or restored stream, an older pod that
-   * could not read it) and gets a new one. Longer than JetStream's 2-minute duplicate window.
+   * A queued email queued this long before every dispatch message the dispatchers have not yet
+   * acknowledged has lost its own (a purged or restored stream, an older pod that could not read
+   * it) and gets a new one. Longer than JetStream's 2-minute duplicate window.
    */
   DISPATCH_RECOVERY_SECONDS: envInt(300, 150, 30 * 86_400),
   ...dnsEnvFields,

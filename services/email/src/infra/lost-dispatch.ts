@@ -5,11 +5,13 @@ import type { EmailContext } from '../app.js'
 const BATCH = 500
 
 /**
- * Every 15 s, when the dispatchers' consumer has nothing pending and nothing unacknowledged, a
- * `queued` email queued more than DISPATCH_RECOVERY_SECONDS ago has no dispatch message on the
- * way: the one it had is gone (a purged or restored stream, a message an older pod terminated
- * during an upgrade). Such emails are handed to the due sweeper (`next_attempt_at = now()`),
- * which publishes their dispatch messages. Claims keep a late duplicate harmless.
+ * Every 15 s: a `queued` email still waiting for its first dispatch (no retry time) whose queueing
+ * is more than DISPATCH_RECOVERY_SECONDS older than every dispatch message the dispatchers have
+ * not yet acknowledged has no message on the way: the one it had is gone (a purged or restored
+ * stream, a message an older pod terminated during an upgrade), since everything published up to
+ * then has been handled. Such emails are handed to the due sweeper (`next_attempt_at = now()`),
+ * which publishes their dispatch messages. A message published late (the outbox sweeper after a
+ * NATS outage longer than the margin) only makes a second message, which finds nothing to claim.
  */
 export function startLostDispatchSweep(ctx: EmailContext, everyMs = 15_000): Loop {
   const { rt } = ctx
@@ -18,15 +20,17 @@ export function startLostDispatchSweep(ctx: EmailContext, everyMs = 15_000): Loo
     'Queued emails whose dispatch message was gone, handed to the due sweeper again',
   )
   return every(everyMs, 'lost dispatch sweep', rt.logger, async () => {
-    if (!(await dispatchersIdle(ctx))) return
+    const handled = await handledUpTo(ctx)
+    if (!handled) return
     for (;;) {
       const n = await rt.db.$executeRawUnsafe(
         `UPDATE emails SET next_attempt_at = now() WHERE id IN (
            SELECT id FROM emails
            WHERE status = 'queued' AND next_attempt_at IS NULL
-             AND queued_at < now() - make_interval(secs => $1::float8)
+             AND queued_at < $2::timestamptz - make_interval(secs => $1::float8)
            ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`,
         rt.env.DISPATCH_RECOVERY_SECONDS,
+        handled,
       )
       if (n > 0) {
         recovered.inc(n)
@@ -40,17 +44,27 @@ export function startLostDispatchSweep(ctx: EmailContext, everyMs = 15_000): Loo
   })
 }
 
-/** No message waiting for the dispatchers and none in their hands; false if that is unknown. */
-async function dispatchersIdle({ rt }: EmailContext): Promise<boolean> {
+/**
+ * The time up to which every dispatch message has been handled: now when the dispatchers'
+ * consumer has nothing waiting and nothing in their hands, else when the oldest message not yet
+ * acknowledged (the one after the consumer's ack floor) reached the stream; so a steady load,
+ * which never leaves the consumer idle, still lets lost messages be found. Null when that is
+ * unknown (no consumer yet, NATS away).
+ */
+async function handledUpTo({ rt }: EmailContext): Promise<Date | null> {
+  const stream = rt.bus.streamName(STREAMS.EMAILS.name)
   try {
     // One request: consumers.get() would fetch the info once more before info() asked again.
-    const info = await rt.bus.jsm.consumers.info(
-      rt.bus.streamName(STREAMS.EMAILS.name),
-      rt.bus.consumerName(CONSUMERS.dispatcherSend),
-    )
-    return info.num_pending === 0 && info.num_ack_pending === 0
+    const info = await rt.bus.jsm.consumers.info(stream, rt.bus.consumerName(CONSUMERS.dispatcherSend))
+    if (info.num_pending === 0 && info.num_ack_pending === 0) return new Date()
+    const seq = info.ack_floor.stream_seq + 1
+    const oldest = await rt.bus.jsm.streams.getMessage(stream, { seq }).catch(() => null)
+    if (oldest) return oldest.time
+    // Gone from the stream (purged, or past its age limit): the oldest unacknowledged message is
+    // then no older than the stream's first one.
+    const { state } = await rt.bus.jsm.streams.info(stream)
+    return state.first_seq > seq && state.messages > 0 ? new Date(state.first_ts) : null
   } catch {
-    // No consumer yet (no dispatcher ever started) or NATS away: nothing can be concluded.
-    return false
+    return null
   }
 }
