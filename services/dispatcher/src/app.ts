@@ -32,6 +32,8 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
       ? new SmtpRelay(
           {
             url: env.SMTP_URL!,
+            starttls: env.SMTP_STARTTLS,
+            verifyTls: env.SMTP_TLS_VERIFY,
             poolSize: env.SMTP_POOL_SIZE,
             timeoutSeconds: env.SMTP_TIMEOUT_SECONDS,
             breaker: { resetSeconds: env.BREAKER_RESET_SECONDS, minCalls: env.BREAKER_MIN_CALLS },

@@ -36,6 +36,15 @@ describe('dispatcher env', () => {
     ).toBe('smtps://u:p@relay.example:465')
   })
 
+  it('upgrades with STARTTLS when offered and verifies the relay by default; both can be set', () => {
+    expect(loadEnv(base)).toMatchObject({ SMTP_STARTTLS: 'offered', SMTP_TLS_VERIFY: true })
+    expect(loadEnv({ ...base, SMTP_STARTTLS: 'required', SMTP_TLS_VERIFY: 'false' })).toMatchObject({
+      SMTP_STARTTLS: 'required',
+      SMTP_TLS_VERIFY: false,
+    })
+    expect(() => loadEnv({ ...base, SMTP_STARTTLS: 'sometimes' })).toThrow(/SMTP_STARTTLS/)
+  })
+
   it('refuses a relay time-out that could outlive a claim', () => {
     expect(() => loadEnv({ ...base, DISPATCH_ACK_WAIT_SECONDS: '10', SMTP_TIMEOUT_SECONDS: '6' })).toThrow(
       /SMTP_TIMEOUT_SECONDS/,

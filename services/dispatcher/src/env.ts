@@ -1,4 +1,4 @@
-import { baseEnv, envInt, parseEnv } from '@mailer/config'
+import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
 import { linksEnvFields } from '@mailer/links'
 import { z } from 'zod'
 
@@ -14,6 +14,17 @@ export const dispatcherEnv = baseEnv
       .url()
       .refine((u) => /^smtps?:\/\//.test(u), 'must be an smtp:// or smtps:// URL')
       .optional(),
+    /**
+     * For `smtp://`: `offered` upgrades with STARTTLS whenever the relay offers it, `required`
+     * refuses a relay that does not (no mail or password in clear), `never` stays plain (a relay
+     * in the same pod or host). `smtps://` is TLS from the first byte whatever this says.
+     */
+    SMTP_STARTTLS: z.enum(['offered', 'required', 'never']).default('offered'),
+    /**
+     * `false` accepts any certificate from the relay (a self-signed one on an internal relay):
+     * still encrypted, no longer authenticated. Prefer NODE_EXTRA_CA_CERTS with its CA.
+     */
+    SMTP_TLS_VERIFY: envBool(true),
     /** `file` writes `<MAIL_OUTBOX_DIR>/<emailId>.eml` instead of sending (the development default). */
     MAIL_TRANSPORT: z.enum(['smtp', 'file']).default('file'),
     MAIL_OUTBOX_DIR: z.string().min(1).default('.data/outbox'),

@@ -47,6 +47,9 @@ export class Renderer {
 
 export interface SmtpRelayOptions {
   url: string
+  starttls: 'offered' | 'required' | 'never'
+  /** False: the relay's certificate is not checked (SMTP_TLS_VERIFY=false). */
+  verifyTls: boolean
   poolSize: number
   timeoutSeconds: number
   breaker: BreakerOptions
@@ -64,6 +67,8 @@ export class SmtpRelay implements Relay {
       host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: Number(url.port) || (secure ? 465 : 587),
       secure,
+      starttls: opts.starttls,
+      ...(opts.verifyTls ? {} : { tls: { rejectUnauthorized: false } }),
       ...(url.username
         ? { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } }
         : {}),

@@ -13,16 +13,23 @@ import {
 export interface SmtpOptions {
   host: string
   port: number
-  /** TLS from the first byte (`smtps://`, port 465); otherwise STARTTLS whenever the relay offers it. */
+  /** TLS from the first byte (`smtps://`, port 465); otherwise `starttls` decides. */
   secure: boolean
+  /**
+   * On a plain connection: `offered` upgrades whenever the relay offers STARTTLS (the default),
+   * `required` also refuses a relay that does not (mail and credentials never go in clear),
+   * `never` stays plain (a relay on the same host or pod).
+   */
+  starttls?: 'offered' | 'required' | 'never'
   auth?: { user: string; pass: string }
   /** Connect, greeting and inactivity time-out; an idle pooled connection is closed after it. */
   timeoutMs: number
   /**
-   * Extra TLS settings (a private CA, say). The relay's certificate is always verified; a private
-   * CA can also be given to the whole process with NODE_EXTRA_CA_CERTS.
+   * Extra TLS settings: a private CA (also possible for the whole process with
+   * NODE_EXTRA_CA_CERTS), or `rejectUnauthorized: false` for a relay whose certificate cannot be
+   * verified (encrypted, but not authenticated). Verified by default.
    */
-  tls?: Pick<ConnectionOptions, 'ca'>
+  tls?: Pick<ConnectionOptions, 'ca' | 'rejectUnauthorized'>
 }
 
 /**
@@ -83,7 +90,7 @@ export class SmtpConnection {
     return this.failure === null
   }
 
-  /** Connects, reads the greeting, says EHLO, upgrades with STARTTLS when offered, logs in. */
+  /** Connects, reads the greeting, says EHLO, upgrades with STARTTLS as `starttls` says, logs in. */
   static async open(opts: SmtpOptions): Promise<SmtpConnection> {
     const servername = isIP(opts.host) ? undefined : opts.host
     const socket = opts.secure
@@ -96,10 +103,17 @@ export class SmtpConnection {
       c.owed++
       c.expect(await c.take(), 220, 'greeting')
       await c.hello()
-      if (!opts.secure && c.capabilities.has('STARTTLS')) {
-        c.expect(await c.command('STARTTLS'), 220, 'STARTTLS')
-        await c.upgrade(servername, opts.tls)
-        await c.hello()
+      const starttls = opts.starttls ?? 'offered'
+      if (!opts.secure && starttls !== 'never') {
+        if (c.capabilities.has('STARTTLS')) {
+          c.expect(await c.command('STARTTLS'), 220, 'STARTTLS')
+          await c.upgrade(servername, opts.tls)
+          await c.hello()
+        } else if (starttls === 'required') {
+          throw new SmtpConnectionError(
+            'the relay does not offer STARTTLS, which SMTP_STARTTLS=required asks for',
+          )
+        }
       }
       if (opts.auth) await c.login(opts.auth)
       c.busy = false
