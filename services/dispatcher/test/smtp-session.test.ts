@@ -1,68 +1,12 @@
 import type { AddressInfo } from 'node:net'
 import { createServer, type Server, type Socket } from 'node:net'
-import { Metrics } from '@mailer/observability'
-import pino from 'pino'
-import selfsigned from 'selfsigned'
-import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
 import { afterEach, describe, expect, it } from 'vitest'
 import { repliesOf } from '../src/domain/smtp-transaction.js'
-import { SmtpRelay } from '../src/infra/relay.js'
-import { SmtpConnection, SmtpConnectionError, type SmtpOptions } from '../src/infra/smtp/connection.js'
+import { SmtpConnection, SmtpConnectionError } from '../src/infra/smtp/connection.js'
 import { SmtpPool } from '../src/infra/smtp/pool.js'
+import { closeAll, closers, message, opts, relay, session } from './smtp-fixtures.js'
 
-interface Received {
-  from: string
-  mailArgs: Record<string, string>
-  to: string[]
-  raw: string
-}
-
-const closers: Array<() => Promise<void>> = []
-afterEach(async () => {
-  for (const c of closers.splice(0)) await c()
-})
-
-/** A real SMTP relay (npm smtp-server) that records what it accepted and whom it refused. */
-async function relay(extra: Partial<SMTPServerOptions> = {}, refuse: string[] = []) {
-  const received: Received[] = []
-  let sessions = 0
-  const server = new SMTPServer({
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    closeTimeout: 200,
-    size: 10 * 1024 * 1024,
-    onConnect: (_s, cb) => {
-      sessions++
-      cb()
-    },
-    onRcptTo: (a, _s, cb) =>
-      cb(
-        refuse.includes(a.address)
-          ? Object.assign(new Error('5.1.1 No such user'), { responseCode: 550 })
-          : null,
-      ),
-    onData: (stream, session, cb) => {
-      const chunks: Buffer[] = []
-      stream.on('data', (c: Buffer) => chunks.push(c))
-      stream.on('end', () => {
-        const mailFrom = session.envelope.mailFrom
-        received.push({
-          from: mailFrom ? mailFrom.address : '',
-          mailArgs: (mailFrom ? (mailFrom.args as Record<string, string>) : {}) ?? {},
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(chunks).toString('utf8'),
-        })
-        cb(null)
-      })
-    },
-    ...extra,
-  })
-  server.on('error', () => undefined)
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())))
-  const port = (server.server.address() as AddressInfo).port
-  return { port, received, sessions: () => sessions }
-}
+afterEach(closeAll)
 
 /** A scripted relay over plain TCP, for what smtp-server will not do on request. */
 async function scripted(onLine: (line: string, socket: Socket, chunk: string) => void, greeting = '220 hi') {
@@ -86,23 +30,6 @@ async function scripted(onLine: (line: string, socket: Socket, chunk: string) =>
     server.close()
   })
   return { port: (server.address() as AddressInfo).port, chunks }
-}
-
-const opts = (port: number, extra: Partial<SmtpOptions> = {}): SmtpOptions => ({
-  host: '127.0.0.1',
-  port,
-  secure: false,
-  timeoutMs: 2_000,
-  ...extra,
-})
-
-const message = (body = 'Hello\r\n') =>
-  Buffer.from(`From: a@sender.test\r\nTo: b@x.test\r\nSubject: hi\r\n\r\n${body}`)
-
-async function session(o: SmtpOptions): Promise<SmtpConnection> {
-  const c = await SmtpConnection.open(o)
-  closers.unshift(async () => c.quit())
-  return c
 }
 
 describe('SMTP session', () => {
@@ -217,64 +144,6 @@ describe('SMTP session', () => {
       expect(bad).toBeInstanceOf(SmtpConnectionError)
       expect(bad).toMatchObject({ code: 535, message: expect.stringContaining(`AUTH ${method} refused`) })
     }
-  })
-
-  it('upgrades with STARTTLS when offered and verifies the certificate', async () => {
-    const pems = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
-      keySize: 2048,
-      algorithm: 'sha256',
-      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }] }],
-    })
-    let secured = false
-    const r = await relay({
-      disabledCommands: ['AUTH'],
-      key: pems.private,
-      cert: pems.cert,
-      onMailFrom: (_a, session, cb) => {
-        secured = session.secure
-        cb()
-      },
-    })
-    const trusted = await session(opts(r.port, { host: 'localhost', tls: { ca: pems.cert } }))
-    expect((await trusted.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
-    expect(secured).toBe(true)
-    // An unknown certificate ends the session before any message is offered.
-    const untrusted = await SmtpConnection.open(opts(r.port, { host: 'localhost' })).catch((e) => e)
-    expect(untrusted).toBeInstanceOf(SmtpConnectionError)
-    expect(String(untrusted.message)).toMatch(/certificate/i)
-  })
-
-  it('STARTTLS as configured: never stays plain, required refuses a relay without it, an unverifiable certificate only with verification off', async () => {
-    const pems = await selfsigned.generate([{ name: 'commonName', value: 'relay.internal' }], {
-      keySize: 2048,
-      algorithm: 'sha256',
-    })
-    const secured: boolean[] = []
-    const r = await relay({
-      disabledCommands: ['AUTH'],
-      key: pems.private,
-      cert: pems.cert,
-      onMailFrom: (_a, s, cb) => {
-        secured.push(s.secure)
-        cb()
-      },
-    })
-    const send = async (o: SmtpOptions) =>
-      (await (await session(o)).send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code
-    // A self-signed certificate for another name: refused unless verification is off.
-    const refused = await SmtpConnection.open(opts(r.port)).catch((e) => e)
-    expect(refused).toBeInstanceOf(SmtpConnectionError)
-    expect(await send(opts(r.port, { tls: { rejectUnauthorized: false } }))).toBe(250)
-    expect(await send(opts(r.port, { starttls: 'never' }))).toBe(250)
-    expect(secured).toEqual([true, false])
-    expect(r.received).toHaveLength(2)
-
-    const plain = await relay() // offers no STARTTLS
-    const required = await SmtpConnection.open(opts(plain.port, { starttls: 'required' })).catch((e) => e)
-    expect(required).toBeInstanceOf(SmtpConnectionError)
-    expect(String(required.message)).toMatch(/does not offer STARTTLS/)
-    expect(plain.received).toHaveLength(0)
-    expect(await send(opts(plain.port))).toBe(250)
   })
 
   it('falls back to HELO for a relay that does not know EHLO, sending one command at a time', async () => {
@@ -425,40 +294,5 @@ describe('SMTP pool', () => {
     )
     expect(results.map((x) => x.status)).toEqual(Array(6).fill('rejected'))
     for (const x of results) expect((x as PromiseRejectedResult).reason).toBeInstanceOf(SmtpConnectionError)
-  })
-})
-
-describe('SmtpRelay TLS settings', () => {
-  it('SMTP_TLS_VERIFY=false reaches a relay with a self-signed certificate; verified, its recipients wait for a retry', async () => {
-    const pems = await selfsigned.generate([{ name: 'commonName', value: 'relay.internal' }], {
-      keySize: 2048,
-      algorithm: 'sha256',
-    })
-    const r = await relay({ disabledCommands: ['AUTH'], key: pems.private, cert: pems.cert })
-    const logger = pino({ level: 'silent' })
-    const make = (verifyTls: boolean) => {
-      const relayClient = new SmtpRelay(
-        {
-          url: `smtp://127.0.0.1:${r.port}`,
-          starttls: 'offered',
-          verifyTls,
-          poolSize: 1,
-          timeoutSeconds: 2,
-          breaker: { resetSeconds: 30, minCalls: 100 },
-        },
-        new Metrics(`relay_tls_${verifyTls}`),
-        logger,
-      )
-      closers.unshift(() => relayClient.close())
-      return relayClient
-    }
-    const envelope = { from: 'a@sender.test', to: ['b@x.test'] }
-    const [verified] = await make(true).deliver('email_1', envelope, message())
-    expect(verified).toMatchObject({ stage: 'connection', code: null })
-    expect(verified!.text).toMatch(/certificate/i)
-    expect(r.received).toHaveLength(0)
-    const [unverified] = await make(false).deliver('email_2', envelope, message())
-    expect(unverified).toMatchObject({ stage: 'message', code: 250 })
-    expect(r.received).toHaveLength(1)
   })
 })

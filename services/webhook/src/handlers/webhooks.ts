@@ -59,9 +59,7 @@ export function serveWebhooks(deps: WebhookDeps): void {
       const project = requireProject(caller)
       const current = await findWebhook(db, project.id, params.id)
       await db.$transaction(async (tx) => {
-        await deps.store.lockPayloads(tx, project.id)
-        await deps.store.dropPayloadsOnlyOf(tx, current.id, project.id)
-        await tx.webhookDelivery.deleteMany({ where: { webhookId: current.id } })
+        await deps.store.deleteDeliveriesOf(tx, current.id, project.id)
         await tx.webhook.delete({ where: { id: current.id } })
       })
       await invalidate(project.id)

@@ -34,6 +34,45 @@ interface AttemptResult {
   step: NextStep
 }
 
+type PayloadTx = Pick<Db, '$executeRawUnsafe' | '$queryRawUnsafe'>
+
+/**
+ * Every deleter of deliveries (deleting a webhook, the pruner, a delivery whose webhook is gone):
+ * the deliveries `which` picks, and the stored payloads of their events that no other delivery of
+ * the project ($2) still needs (`others` tells the deleted rows apart: the statement still sees
+ * them; an event's deliveries are all in its project, found through the unique (webhook_id,
+ * event_id) index). Answers how many deliveries went. A per-project lock taken first serializes
+ * the deleters: two at once would each still see the other's deliveries and both keep a payload
+ * neither needs; taken first in the transaction, so that its statement sees what the other one
+ * committed. `which` uses $1 and any parameters after `projectId` ($3, ...).
+ */
+async function deleteWithPayloads(
+  tx: PayloadTx,
+  projectId: string,
+  which: string,
+  others: string,
+  [first, ...rest]: unknown[],
+): Promise<number> {
+  await tx.$executeRawUnsafe(
+    'SELECT pg_advisory_xact_lock(hashtext($1)::bigint)',
+    `webhook-payloads:${projectId}`,
+  )
+  const rows = await tx.$queryRawUnsafe<Array<{ n: number }>>(
+    `WITH d AS (DELETE FROM webhook_deliveries WHERE ${which} RETURNING id, event_id),
+     p AS (
+       DELETE FROM webhook_payloads wp
+       WHERE wp.event_id IN (SELECT event_id FROM d)
+         AND NOT EXISTS (
+           SELECT 1 FROM webhooks w JOIN webhook_deliveries x ON x.webhook_id = w.id AND x.event_id = wp.event_id
+           WHERE w.project_id = $2 AND ${others}))
+     SELECT count(*)::int AS n FROM d`,
+    first,
+    projectId,
+    ...rest,
+  )
+  return rows[0]?.n ?? 0
+}
+
 /** SQL of the `webhook_deliveries` table: fan-out inserts, the claim loop, attempt results. */
 export class DeliveryStore {
   // The per-delivery writes are group-committed: those arriving while a write is in flight go in
@@ -242,23 +281,11 @@ export class DeliveryStore {
   }
 
   /**
-   * Before a webhook's deliveries are deleted: the payloads of its events that no other webhook of
-   * the project has a delivery of (looked up through the unique (webhook_id, event_id) index).
+   * Deleting a webhook (in the caller's transaction, before the webhook row): its deliveries, and
+   * the payloads of its events no other webhook of the project has a delivery of.
    */
-  dropPayloadsOnlyOf(
-    tx: Pick<Db, '$executeRawUnsafe'>,
-    webhookId: string,
-    projectId: string,
-  ): Promise<number> {
-    return tx.$executeRawUnsafe(
-      `DELETE FROM webhook_payloads p
-       WHERE p.event_id IN (SELECT event_id FROM webhook_deliveries WHERE webhook_id = $1)
-         AND NOT EXISTS (
-           SELECT 1 FROM webhooks w JOIN webhook_deliveries d ON d.webhook_id = w.id AND d.event_id = p.event_id
-           WHERE w.project_id = $2 AND w.id <> $1)`,
-      webhookId,
-      projectId,
-    )
+  deleteDeliveriesOf(tx: PayloadTx, webhookId: string, projectId: string): Promise<number> {
+    return deleteWithPayloads(tx, projectId, 'webhook_id = $1', 'x.webhook_id <> $1', [webhookId])
   }
 
   /** PATCH enabled:false — every pending delivery (retries included) of the webhook fails now. */
@@ -287,22 +314,10 @@ export class DeliveryStore {
   /**
    * A delivery whose webhook is gone (deleted while its event was being fanned out, so the
    * deletion did not see it): deleted, with its event's payload if no other delivery of the
-   * project needs it, under the same lock as the other payload deleters.
+   * project needs it.
    */
   async remove(id: string, projectId: string): Promise<void> {
-    await this.db.$transaction(async (tx) => {
-      await this.lockPayloads(tx, projectId)
-      await tx.$executeRawUnsafe(
-        `WITH d AS (DELETE FROM webhook_deliveries WHERE id = $1 RETURNING event_id)
-         DELETE FROM webhook_payloads wp USING d
-         WHERE wp.event_id = d.event_id
-           AND NOT EXISTS (
-             SELECT 1 FROM webhooks w JOIN webhook_deliveries x ON x.webhook_id = w.id AND x.event_id = d.event_id
-             WHERE w.project_id = $2 AND x.id <> $1)`,
-        id,
-        projectId,
-      )
-    })
+    await this.db.$transaction((tx) => deleteWithPayloads(tx, projectId, 'id = $1', 'x.id <> $1', [id]))
   }
 
   /**
@@ -327,49 +342,23 @@ export class DeliveryStore {
 
   /**
    * Deletes the finished deliveries (`success`, `failed`) of one webhook created more than `days`
-   * ago, oldest first, at most `chunk` of them, through the (webhook_id, created_at, id) index; and
-   * the stored payloads of their events that no other delivery of the project still needs (an
-   * event's deliveries are all in its project). Returns how many deliveries went. Rows another
-   * transaction holds (a retry being requested) are skipped, and the status is checked again on
-   * the locked row, so a delivery made pending again stays.
+   * ago, oldest first, at most `chunk` of them, through the (webhook_id, created_at, id) index;
+   * with them the payloads of their events no other delivery of the project needs. Returns how
+   * many deliveries went. Rows another transaction holds (a retry being requested) are skipped,
+   * and the status is checked again on the locked row, so a delivery made pending again stays.
    */
-  async pruneFinished(webhookId: string, projectId: string, days: number, chunk: number): Promise<number> {
-    const rows = await this.db.$transaction(async (tx) => {
-      await this.lockPayloads(tx, projectId)
-      return tx.$queryRawUnsafe<Array<{ n: number }>>(
-        `WITH d AS (
-         DELETE FROM webhook_deliveries WHERE id IN (
+  pruneFinished(webhookId: string, projectId: string, days: number, chunk: number): Promise<number> {
+    return this.db.$transaction((tx) =>
+      deleteWithPayloads(
+        tx,
+        projectId,
+        `id IN (
            SELECT id FROM webhook_deliveries
            WHERE webhook_id = $1 AND created_at < now() - ($3::int * interval '1 day') AND status <> 'pending'
-           ORDER BY created_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
-         RETURNING id, event_id),
-       p AS (
-         DELETE FROM webhook_payloads wp
-         WHERE wp.event_id IN (SELECT event_id FROM d)
-           AND NOT EXISTS (
-             SELECT 1 FROM webhooks w JOIN webhook_deliveries x ON x.webhook_id = w.id AND x.event_id = wp.event_id
-             WHERE w.project_id = $2 AND x.id NOT IN (SELECT id FROM d)))
-       SELECT count(*)::int AS n FROM d`,
-        webhookId,
-        projectId,
-        days,
-        chunk,
-      )
-    })
-    return rows[0]?.n ?? 0
-  }
-
-  /**
-   * Serializes, per project, the writers that delete an event's stored payload once no other
-   * delivery of the project needs it (deleting a webhook, pruning): each looks for the others'
-   * deliveries, and two at once would each still see the other's and both keep a payload neither
-   * needs. Taken first in the transaction, so that its later statements see what the other one
-   * committed.
-   */
-  async lockPayloads(tx: Pick<Db, '$executeRawUnsafe'>, projectId: string): Promise<void> {
-    await tx.$executeRawUnsafe(
-      `SELECT pg_advisory_xact_lock(hashtext($1)::bigint)`,
-      `webhook-payloads:${projectId}`,
+           ORDER BY created_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)`,
+        'x.id NOT IN (SELECT id FROM d)',
+        [webhookId, days, chunk],
+      ),
     )
   }
 
