@@ -15,6 +15,7 @@ import { serveTemplates } from './handlers/templates.js'
 import { serveTracking } from './handlers/tracking.js'
 import { DomainCache } from './infra/domain-cache.js'
 import { startDueSweeper } from './infra/due-sweeper.js'
+import { startEmailPruner } from './infra/email-pruner.js'
 import { startHousekeeping } from './infra/housekeeping.js'
 import { startLostDispatchSweep } from './infra/lost-dispatch.js'
 import { EmailMetrics } from './infra/metrics.js'
@@ -88,7 +89,12 @@ export async function start(
   serveMailerRpc(ctx)
   // --- end of handlers ---
 
-  const loops = [startDueSweeper(ctx), startHousekeeping(ctx), startLostDispatchSweep(ctx)]
+  const loops = [
+    startDueSweeper(ctx),
+    startHousekeeping(ctx),
+    startLostDispatchSweep(ctx),
+    startEmailPruner(ctx),
+  ].filter((l) => l !== null)
   rt.onStop(() => Promise.all(loops.map((l) => l.stop())).then(() => undefined))
   // Subscriptions must reach the server before we report ready.
   await rt.bus.flush()

@@ -13,6 +13,14 @@ export const emailEnv = baseEnv.extend({
   BROADCAST_RATE_SHARE: z.coerce.number().gt(0).max(1).default(0.5),
   /** Days an email's content (html, text, attachments) is kept after it was accepted or is due. */
   CONTENT_RETENTION_DAYS: envInt(30, 1, 3650),
+  /**
+   * Days an email that has reached a final status is kept after it was accepted, with its
+   * recipients, content and events; then it is deleted (GET answers 404 `email_not_found`, its
+   * idempotency key is free again). 0 keeps emails for good.
+   */
+  EMAIL_RETENTION_DAYS: envInt(0, 0, 3650),
+  /** How often the emails past EMAIL_RETENTION_DAYS are deleted. */
+  EMAIL_PRUNE_INTERVAL_SECONDS: envInt(3600, 1, 86_400),
   /** html + text + decoded attachments of one email, at most. */
   MAX_MESSAGE_BYTES: envInt(10 * 1024 * 1024, 1024),
   /** Upper bound on how long a project's sender domains are served from memory if an invalidation is lost. */

@@ -173,7 +173,11 @@ export async function cancelBroadcast(db: Sql, projectId: string, id: string): P
   throw notCancelable((await findBroadcast(db, projectId, id)).status)
 }
 
-/** Email status → count for each broadcast, from the emails the email service recorded for it. */
+/**
+ * Email status → count for each broadcast, from the emails the email service recorded for it,
+ * plus those it has since deleted under EMAIL_RETENTION_DAYS (counted in pruned_email_counts by
+ * the same statement that deleted them).
+ */
 export async function emailCounts(
   db: Sql,
   ids: readonly string[],
@@ -181,8 +185,12 @@ export async function emailCounts(
   const out = new Map<string, Record<string, number>>(ids.map((id) => [id, {}]))
   if (ids.length === 0) return out
   const rows = await db.$queryRawUnsafe<Array<{ broadcastId: string; status: string; n: number }>>(
-    `SELECT broadcast_id AS "broadcastId", status, count(*)::int AS n FROM emails
-     WHERE broadcast_id = ANY($1::text[]) GROUP BY broadcast_id, status`,
+    `SELECT broadcast_id AS "broadcastId", status, sum(n)::int AS n FROM (
+       SELECT broadcast_id, status, count(*) AS n FROM emails
+       WHERE broadcast_id = ANY($1::text[]) GROUP BY broadcast_id, status
+       UNION ALL
+       SELECT broadcast_id, status, count AS n FROM pruned_email_counts WHERE broadcast_id = ANY($1::text[])
+     ) x GROUP BY broadcast_id, status`,
     [...ids],
   )
   for (const r of rows) out.get(r.broadcastId)![r.status] = Number(r.n)

@@ -1,0 +1,121 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from '../support/db.js'
+import { email, projectWithDomain } from '../support/emails.js'
+import { api } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+import { metricValue } from '../support/webhooks.js'
+
+// EMAIL_RETENTION_DAYS with a pruner that runs every second; emails are made old (and settled,
+// where a test needs it: no dispatcher runs here) by changing their rows.
+const te = useTestEnv()
+const stack = new Stack(te, {
+  EMAIL_RETENTION_DAYS: '3',
+  EMAIL_PRUNE_INTERVAL_SECONDS: '1',
+  BROADCAST_POLL_MS: '50',
+})
+let client: ReturnType<typeof api>
+let acme: Awaited<ReturnType<typeof projectWithDomain>>
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
+  client = api(stack.gatewayUrl)
+  acme = await projectWithDomain(client, 'acme', 'news.acme.test')
+})
+afterAll(() => stack.stopAll())
+
+const send = async (over: Record<string, unknown>, headers?: Record<string, string>) => {
+  const r = await client.post('/v1/emails', acme.live, email(acme.from, over), headers)
+  expect(r.status).toBe(202)
+  return r.body.id as string
+}
+const settleAndAge = (ids: string[], status: string | null, days: number) =>
+  sql(
+    te,
+    `UPDATE emails SET status = COALESCE($2, status), created_at = now() - ($3::int * interval '1 day')
+     WHERE id = ANY($1::text[])`,
+    [ids, status, days],
+  )
+const rowsOf = async (emailId: string) => {
+  const [r] = await sql(
+    te,
+    `SELECT (SELECT count(*) FROM email_events WHERE email_id = $1)::int AS events,
+            (SELECT count(*) FROM email_recipients WHERE email_id = $1)::int AS recipients,
+            (SELECT count(*) FROM email_contents WHERE email_id = $1)::int AS contents`,
+    [emailId],
+  )
+  return r
+}
+const gone = (id: string) =>
+  waitFor(async () => ((await client.get(`/v1/emails/${id}`, acme.live)).status === 404 ? true : null), {
+    what: `email ${id} pruned`,
+    timeoutMs: 15_000,
+  })
+
+describe('email retention', () => {
+  it('deletes settled emails past the retention with everything they own, and keeps the rest', async () => {
+    const before = await metricValue(stack.metricsPort('email'), 'mailer_email_pruned_total')
+    const old = await send({ to: 'old@example.com', subject: 'Old' })
+    const keyed = await send({ to: 'keyed@example.com', subject: 'Keyed' }, { 'Idempotency-Key': 'order-7' })
+    const waiting = await send({ to: 'waiting@example.com', subject: 'Still queued' })
+    const recent = await send({ to: 'recent@example.com', subject: 'Recent' })
+    expect(await rowsOf(old)).toEqual({ events: 1, recipients: 1, contents: 1 })
+
+    await settleAndAge([old, keyed], 'delivered', 4)
+    await settleAndAge([waiting], null, 4) // queued for four days: never deleted while it may still go out
+    await settleAndAge([recent], 'delivered', 2) // within the retention
+    await gone(old)
+    await gone(keyed)
+
+    const r = await client.get(`/v1/emails/${old}`, acme.live)
+    expect(r.body.error).toMatchObject({ type: 'not_found', code: 'email_not_found' })
+    expect(await rowsOf(old)).toEqual({ events: 0, recipients: 0, contents: 0 })
+    expect((await client.get(`/v1/emails/${waiting}`, acme.live)).body.status).toBe('queued')
+    expect((await client.get(`/v1/emails/${recent}`, acme.live)).body.status).toBe('delivered')
+    expect(await rowsOf(recent)).toEqual({ events: 1, recipients: 1, contents: 1 })
+    const listed = (await client.get('/v1/emails', acme.live)).body.data.map((e: any) => e.id)
+    expect(listed).toEqual(expect.arrayContaining([waiting, recent]))
+    expect(listed).not.toContain(old)
+    expect(listed).not.toContain(keyed)
+    expect(await metricValue(stack.metricsPort('email'), 'mailer_email_pruned_total')).toBe(before + 2)
+
+    // The deleted email's idempotency key is free again: the same request makes a new email.
+    const again = await send({ to: 'keyed@example.com', subject: 'Keyed' }, { 'Idempotency-Key': 'order-7' })
+    expect(again).not.toBe(keyed)
+  })
+
+  it("keeps a broadcast's counts whole when its emails are deleted", async () => {
+    const audienceId = (await client.post('/v1/audiences', acme.live, { name: 'Everyone' })).body.id
+    await client.post(`/v1/contacts/import?audienceId=${audienceId}`, acme.live, [
+      { email: 'ann@example.com', firstName: 'Ann' },
+      { email: 'bob@example.com', firstName: 'Bob' },
+      { email: 'cy@example.com', firstName: 'Cy' },
+    ])
+    const b = await client.post('/v1/broadcasts', acme.live, {
+      audienceId,
+      from: acme.from,
+      subject: 'News for {{first_name}}',
+      html: '<p>Hi</p><a href="{{unsubscribe_url}}">Unsubscribe</a>',
+    })
+    await client.post(`/v1/broadcasts/${b.body.id}/send`, acme.live)
+    const counts = () =>
+      waitFor(
+        async () => {
+          const r = await client.get(`/v1/broadcasts/${b.body.id}`, acme.live)
+          return r.body.status === 'sent' ? r.body.counts : null
+        },
+        { what: 'broadcast sent' },
+      )
+    expect(await counts()).toEqual({ queued: 3 })
+    const emails = (await client.get(`/v1/emails?tag=broadcast_id:${b.body.id}`, acme.live)).body.data
+    const byTo = Object.fromEntries(emails.map((e: any) => [e.to[0], e.id as string]))
+    await sql(te, `UPDATE emails SET status = 'bounced' WHERE id = $1`, [byTo['cy@example.com']])
+    await settleAndAge([byTo['ann@example.com']!, byTo['bob@example.com']!], 'delivered', 5)
+    await gone(byTo['ann@example.com']!)
+    await gone(byTo['bob@example.com']!)
+
+    expect(await counts()).toEqual({ delivered: 2, bounced: 1 })
+    const left = (await client.get(`/v1/emails?tag=broadcast_id:${b.body.id}`, acme.live)).body.data
+    expect(left.map((e: any) => e.id)).toEqual([byTo['cy@example.com']])
+  })
+})
