@@ -1,4 +1,6 @@
+import { createServer as createHttpsServer } from 'node:https'
 import { createServer, type Server, type Socket } from 'node:net'
+import selfsigned from 'selfsigned'
 import { afterEach, describe, expect, it } from 'vitest'
 import { HttpSender } from './http-sender.js'
 
@@ -94,5 +96,32 @@ describe('HttpSender connections', () => {
     })
     expect(receiver.connections).toBe(2)
     expect(receiver.answered).toBe(2)
+  })
+
+  it('refuses a receiver whose TLS certificate it cannot verify, before sending anything', async () => {
+    const pems = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
+      keySize: 2048,
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }] }],
+    })
+    let hits = 0
+    const server = createHttpsServer({ key: pems.private, cert: pems.cert }, (_req, res) => {
+      hits++
+      res.writeHead(204).end()
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const { port } = server.address() as { port: number }
+    sender = new HttpSender({ timeoutMs: 5_000, allowPrivate: true })
+    try {
+      expect(await sender.post(`https://localhost:${port}/hook`, '{}', headers)).toEqual({
+        outcome: 'failure',
+        responseCode: null,
+        responseBody: 'connection error: DEPTH_ZERO_SELF_SIGNED_CERT',
+      })
+      expect(hits).toBe(0)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((r) => server.close(r))
+    }
   })
 })
