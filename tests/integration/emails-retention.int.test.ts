@@ -1,7 +1,7 @@
 import { useTestEnv, waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
-import { email, projectWithDomain } from '../support/emails.js'
+import { email, inSeconds, projectWithDomain } from '../support/emails.js'
 import { api } from '../support/http.js'
 import { Stack } from '../support/stack.js'
 import { metricValue } from '../support/webhooks.js'
@@ -59,11 +59,15 @@ describe('email retention', () => {
     const keyed = await send({ to: 'keyed@example.com', subject: 'Keyed' }, { 'Idempotency-Key': 'order-7' })
     const waiting = await send({ to: 'waiting@example.com', subject: 'Still queued' })
     const recent = await send({ to: 'recent@example.com', subject: 'Recent' })
+    const dueLate = await send({ to: 'late@example.com', subject: 'Due late', scheduledAt: inSeconds(3600) })
     expect(await rowsOf(old)).toEqual({ events: 1, recipients: 1, contents: 1 })
 
     await settleAndAge([old, keyed], 'delivered', 4)
     await settleAndAge([waiting], null, 4) // queued for four days: never deleted while it may still go out
     await settleAndAge([recent], 'delivered', 2) // within the retention
+    // Accepted five days ago for two days ago: sent only two days ago, within the retention.
+    await settleAndAge([dueLate], 'delivered', 5)
+    await sql(te, `UPDATE emails SET scheduled_at = now() - interval '2 days' WHERE id = $1`, [dueLate])
     await gone(old)
     await gone(keyed)
 
@@ -73,6 +77,7 @@ describe('email retention', () => {
     expect((await client.get(`/v1/emails/${waiting}`, acme.live)).body.status).toBe('queued')
     expect((await client.get(`/v1/emails/${recent}`, acme.live)).body.status).toBe('delivered')
     expect(await rowsOf(recent)).toEqual({ events: 1, recipients: 1, contents: 1 })
+    expect((await client.get(`/v1/emails/${dueLate}`, acme.live)).body.status).toBe('delivered')
     const listed = (await client.get('/v1/emails', acme.live)).body.data.map((e: any) => e.id)
     expect(listed).toEqual(expect.arrayContaining([waiting, recent]))
     expect(listed).not.toContain(old)

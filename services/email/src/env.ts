@@ -14,8 +14,8 @@ export const emailEnv = baseEnv.extend({
   /** Days an email's content (html, text, attachments) is kept after it was accepted or is due. */
   CONTENT_RETENTION_DAYS: envInt(30, 1, 3650),
   /**
-   * Days an email that has reached a final status is kept after it was accepted, with its
-   * recipients, content and events; then it is deleted (GET answers 404 `email_not_found`, its
+   * Days an email that has reached a final status is kept after it was accepted (or was due, if
+   * scheduled later), with its recipients, content and events; then it is deleted (GET answers 404 `email_not_found`, its
    * idempotency key is free again). 0 keeps emails for good.
    */
   EMAIL_RETENTION_DAYS: envInt(0, 0, 3650),

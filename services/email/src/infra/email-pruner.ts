@@ -4,37 +4,47 @@ import type { EmailContext } from '../app.js'
 import { UNSETTLED_STATUSES } from '../domain/retention.js'
 
 /**
- * Deletes at most `chunk` emails accepted more than `days` ago that have settled (any status but
- * UNSETTLED_STATUSES), oldest first through the (created_at, id) index, with their events;
- * recipients and contents go by their foreign keys' cascade. A broadcast's deleted emails are
- * added to `pruned_email_counts` in the same statement, so its counts never drop. Rows another
- * transaction holds (an open being recorded, a late bounce) are skipped, and the status is checked
- * again on the locked row. Replicas may run it at once: they take disjoint emails, and the counts'
- * upsert adds, in key order (no deadlock between two of them). Returns how many emails went.
+ * Deletes at most `chunk` emails that have settled (any status but UNSETTLED_STATUSES) and were
+ * accepted, and are or were due, more than `days` ago, oldest first through the (created_at, id)
+ * index, then their events; recipients and contents go by their foreign keys' cascade. A
+ * broadcast's deleted emails are added to `pruned_email_counts` by the deleting statement, so its
+ * counts never drop. Rows another transaction holds (an open being recorded, a late bounce) are
+ * skipped, and the status is checked again on the locked row. Returns how many emails went.
+ *
+ * Two statements in one transaction: the events' delete takes a snapshot after the emails are
+ * gone, so it also sees an event committed by a writer that updated the email just before the
+ * pruner locked it (one statement's snapshot, taken at its start, would miss that event and leave
+ * it behind for good); a writer coming later blocks on the deleted row and then finds no email.
+ * Replicas may run it at once: they take disjoint emails, and the counts' upsert adds, in key
+ * order (no deadlock between two of them).
  */
-export async function pruneEmails(db: Db, days: number, chunk: number): Promise<number> {
-  const rows = await db.$queryRawUnsafe<Array<{ n: number }>>(
-    `WITH d AS (
-       DELETE FROM emails WHERE id IN (
-         SELECT id FROM emails
-         WHERE created_at < now() - $1::int * interval '1 day' AND status <> ALL($2::text[])
-         ORDER BY created_at, id LIMIT $3
-         FOR UPDATE SKIP LOCKED)
-       RETURNING id, broadcast_id, status
-     ), e AS (
-       DELETE FROM email_events WHERE email_id IN (SELECT id FROM d)
-     ), c AS (
-       INSERT INTO pruned_email_counts (broadcast_id, status, count)
-       SELECT broadcast_id, status, count(*)::int FROM d WHERE broadcast_id IS NOT NULL
-       GROUP BY broadcast_id, status ORDER BY broadcast_id, status
-       ON CONFLICT (broadcast_id, status) DO UPDATE SET count = pruned_email_counts.count + excluded.count
-     )
-     SELECT count(*)::int AS n FROM d`,
-    days,
-    [...UNSETTLED_STATUSES],
-    chunk,
-  )
-  return rows[0]?.n ?? 0
+export function pruneEmails(db: Db, days: number, chunk: number): Promise<number> {
+  return db.$transaction(async (tx) => {
+    const rows = await tx.$queryRawUnsafe<Array<{ ids: string[] }>>(
+      `WITH d AS (
+         DELETE FROM emails WHERE id IN (
+           SELECT id FROM emails
+           WHERE created_at < now() - $1::int * interval '1 day' AND status <> ALL($2::text[])
+             AND (scheduled_at IS NULL OR scheduled_at < now() - $1::int * interval '1 day')
+           ORDER BY created_at, id LIMIT $3
+           FOR UPDATE SKIP LOCKED)
+         RETURNING id, broadcast_id, status
+       ), c AS (
+         INSERT INTO pruned_email_counts (broadcast_id, status, count)
+         SELECT broadcast_id, status, count(*)::int FROM d WHERE broadcast_id IS NOT NULL
+         GROUP BY broadcast_id, status ORDER BY broadcast_id, status
+         ON CONFLICT (broadcast_id, status) DO UPDATE SET count = pruned_email_counts.count + excluded.count
+       )
+       SELECT coalesce(array_agg(id), '{}') AS ids FROM d`,
+      days,
+      [...UNSETTLED_STATUSES],
+      chunk,
+    )
+    const ids = rows[0]?.ids ?? []
+    if (ids.length > 0)
+      await tx.$executeRawUnsafe('DELETE FROM email_events WHERE email_id = ANY($1::text[])', ids)
+    return ids.length
+  })
 }
 
 /**

@@ -27,8 +27,11 @@ export function startHousekeeping(ctx: EmailContext): Loop {
   const purge = every(60_000, 'retention purge', rt.logger, async () => {
     for (;;) {
       const n = await rt.db.$executeRawUnsafe(
+        // SKIP LOCKED: never waits for rows the email pruner's cascade holds, so the two never
+        // deadlock (they would take the same contents in different orders).
         `DELETE FROM email_contents WHERE email_id IN (
-           SELECT email_id FROM email_contents WHERE expires_at <= now() LIMIT ${PURGE_BATCH})`,
+           SELECT email_id FROM email_contents WHERE expires_at <= now() LIMIT ${PURGE_BATCH}
+           FOR UPDATE SKIP LOCKED)`,
       )
       if (n > 0) purged.inc(n)
       if (n < PURGE_BATCH) break
