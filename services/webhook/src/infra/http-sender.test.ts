@@ -6,13 +6,18 @@ import { HttpSender } from './http-sender.js'
 
 /**
  * A raw HTTP/1.1 receiver over TCP, to see connections as the sender uses them: it answers 204
- * with keep-alive, and can be told to drop the next request that arrives on a connection it has
- * already answered on (what a receiver closing an idle connection looks like to the sender).
+ * with keep-alive, and can be told how to fail the next request instead: on a connection it has
+ * already answered on, close it (FIN) or reset it (RST), which is what a receiver closing an idle
+ * connection looks like to the sender; or, on a fresh connection, read the request and close
+ * without answering (a receiver in trouble).
  */
 class RawReceiver {
   connections = 0
+  /** Requests read to their end, answered or not. */
+  received = 0
   answered = 0
-  dropReused = false
+  authorization: string[] = []
+  failNext: 'close-reused' | 'reset-reused' | 'close-fresh' | null = null
   private readonly server: Server
   private readonly sockets = new Set<Socket>()
 
@@ -30,12 +35,18 @@ class RawReceiver {
         for (;;) {
           const end = buffered.indexOf('\r\n\r\n')
           if (end < 0) return
-          const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0)
+          const head = buffered.slice(0, end)
+          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0)
           if (buffered.length < end + 4 + length) return
           buffered = buffered.slice(end + 4 + length)
-          if (servedHere > 0 && this.dropReused) {
-            this.dropReused = false
-            socket.destroy()
+          this.received++
+          const auth = /^authorization: (.*)$/im.exec(head)?.[1]
+          if (auth) this.authorization.push(auth)
+          const fail = this.failNext
+          if (fail === 'close-fresh' || (fail && servedHere > 0)) {
+            this.failNext = null
+            if (fail === 'reset-reused') socket.resetAndDestroy()
+            else socket.destroy()
             return
           }
           servedHere++
@@ -63,7 +74,7 @@ let receiver: RawReceiver
 let sender: HttpSender
 
 afterEach(async () => {
-  sender?.close()
+  await sender?.close()
   await receiver?.close()
 })
 
@@ -83,19 +94,68 @@ describe('HttpSender connections', () => {
     expect(receiver.answered).toBe(5)
   })
 
-  it('retries once on a fresh connection when a reused one was closed by the receiver', async () => {
+  it.each([
+    ['closed', 'close-reused'],
+    ['reset', 'reset-reused'],
+  ] as const)(
+    'sends again once on a fresh connection when a reused one was %s by the receiver',
+    async (_, how) => {
+      receiver = new RawReceiver()
+      const url = await receiver.listen()
+      sender = new HttpSender({ timeoutMs: 5_000, allowPrivate: true })
+      expect((await sender.post(url, '{"n":1}', headers)).outcome).toBe('success')
+      receiver.failNext = how
+      expect(await sender.post(url, '{"n":2}', headers)).toEqual({
+        outcome: 'success',
+        responseCode: 204,
+        responseBody: '',
+      })
+      expect(receiver.connections).toBe(2)
+      expect(receiver.answered).toBe(2)
+    },
+  )
+
+  it('records a fresh connection closed without an answer as a failure, without sending again', async () => {
     receiver = new RawReceiver()
     const url = await receiver.listen()
     sender = new HttpSender({ timeoutMs: 5_000, allowPrivate: true })
-    expect((await sender.post(url, '{"n":1}', headers)).outcome).toBe('success')
-    receiver.dropReused = true
-    expect(await sender.post(url, '{"n":2}', headers)).toEqual({
-      outcome: 'success',
-      responseCode: 204,
-      responseBody: '',
-    })
-    expect(receiver.connections).toBe(2)
-    expect(receiver.answered).toBe(2)
+    receiver.failNext = 'close-fresh'
+    const r = await sender.post(url, '{"n":1}', headers)
+    expect(r).toMatchObject({ outcome: 'failure', responseCode: null })
+    expect(r.responseBody).toMatch(/^connection error: (UND_ERR_SOCKET|ECONNRESET)$/)
+    expect(receiver.received).toBe(1)
+  })
+
+  it('sends credentials written in the URL as Basic authorization', async () => {
+    receiver = new RawReceiver()
+    const url = (await receiver.listen()).replace('http://', 'http://hook%20user:p%40ss@')
+    sender = new HttpSender({ timeoutMs: 5_000, allowPrivate: true })
+    expect((await sender.post(url, '{}', headers)).outcome).toBe('success')
+    expect(receiver.authorization).toEqual([`Basic ${Buffer.from('hook user:p@ss').toString('base64')}`])
+  })
+
+  it('reports a TLS handshake that never completes as the time-out, whatever the time-out', async () => {
+    // A port that accepts connections and never answers the ClientHello.
+    const silent = createServer((socket) => socket.on('error', () => undefined))
+    const held = new Set<Socket>()
+    silent.on('connection', (s) => held.add(s))
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r))
+    const { port } = silent.address() as { port: number }
+    sender = new HttpSender({ timeoutMs: 1_900, allowPrivate: true })
+    try {
+      // Started at different moments: undici's own connect timer is coarse (half-second ticks).
+      const results = await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          await new Promise((r) => setTimeout(r, i * 130))
+          return sender.post(`https://127.0.0.1:${port}/hook`, '{}', headers)
+        }),
+      )
+      for (const r of results)
+        expect(r).toEqual({ outcome: 'timeout', responseCode: null, responseBody: 'timeout after 1.9s' })
+    } finally {
+      for (const s of held) s.destroy()
+      await new Promise((r) => silent.close(r))
+    }
   })
 
   it('refuses a receiver whose TLS certificate it cannot verify, before sending anything', async () => {

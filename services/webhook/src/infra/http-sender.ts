@@ -22,41 +22,69 @@ const formatSeconds = (ms: number) => `${Number((ms / 1000).toFixed(3))}s`
 const IDLE_SOCKET_MS = 4_000
 
 /**
- * undici's error for a connection the other side closed (or reset) before it answered: on a
- * kept-alive connection, the receiver closing it while it sat idle.
+ * Errors of a connection the receiver closed or reset before it answered (undici's own for a
+ * clean close, the system's for the others): on a reused connection, the receiver closing it
+ * while it sat idle.
  */
-const CLOSED_SOCKET = 'UND_ERR_SOCKET'
+const CLOSED_SOCKET_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'ECONNABORTED'])
+
+/** Origins whose connections are counted at most; past it the counts start again (no retry meanwhile). */
+const MAX_COUNTED_ORIGINS = 10_000
+
+/** `https://user:pass@host/...`: the credentials as Basic authorization, as node:http sent them. */
+function withUrlCredentials(url: URL, headers: Record<string, string>): Record<string, string> {
+  if (!url.username && !url.password) return headers
+  const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+  return { ...headers, authorization: `Basic ${Buffer.from(user).toString('base64')}` }
+}
 
 /**
  * POSTs one delivery. 2xx within the time-out is success; any other status (3xx included:
- * redirects are never followed), a connection error or the time-out is a failure.
+ * redirects are never followed), a connection error or the time-out is a failure. Credentials in
+ * the URL (`https://user:pass@host/...`) are sent as Basic authorization.
  *
  * Connections to an endpoint are kept alive and reused: a new TCP (and TLS) connection per
  * delivery costs the receiver and us a handshake each time and, at a few hundred deliveries per
- * second to one host, fills the port range with TIME_WAIT sockets. A connection that turns out to
- * have been closed by the receiver before it answered is retried once on a fresh one (the usual
- * keep-alive race; deliveries are at least once, receivers deduplicate by event id).
+ * second to one host, fills the port range with TIME_WAIT sockets. A delivery whose reused
+ * connection turns out to have been closed by the receiver before it answered is sent again once
+ * on a fresh one (the usual keep-alive race; deliveries are at least once, receivers deduplicate
+ * by event id). On a fresh connection such an error is the receiver's failure and is recorded as
+ * one: sending again at once would only double the traffic to a receiver already in trouble.
  *
  * Through undici rather than node:http: 50-80 us of CPU per request instead of 115-125 us
  * (bench/README.md), on the path every delivery takes. No limit on connections per origin: the
- * worker's per-webhook and per-replica concurrency bound them.
+ * worker's per-webhook and per-replica concurrency bound them. After a time-out or a cut-off body
+ * undici closes that connection and opens a spare one to the origin (its own behaviour).
  */
 export class HttpSender {
   private readonly agent: Agent
+  /**
+   * Connections opened per origin. undici does not tell which connection a request went out on:
+   * a request during which no new connection to its origin was opened went out on a reused one.
+   */
+  private readonly connects = new Map<string, number>()
 
   constructor(private readonly opts: { timeoutMs: number; allowPrivate: boolean }) {
     this.agent = new Agent({
       keepAliveTimeout: IDLE_SOCKET_MS,
       keepAliveMaxTimeout: IDLE_SOCKET_MS,
-      // The attempt's own timer bounds the whole request (connect, headers and body).
+      // The attempt's own timer bounds the whole request (connect, headers and body); undici's
+      // timers are off, or a backstop for the connect: its coarse timer fires up to half a
+      // second early and would turn a slow handshake into a connection error.
       headersTimeout: 0,
       bodyTimeout: 0,
       connect: {
-        timeout: opts.timeoutMs,
+        timeout: opts.timeoutMs + 1_000,
         // Checked at every connect, so a DNS answer changed after the webhook was saved (DNS
         // rebinding) cannot reach internal hosts.
         ...(opts.allowPrivate ? {} : { lookup: guardedLookup }),
       },
+    })
+    this.agent.on('connect', (origin) => {
+      // A URL (with a trailing slash when printed): keyed by its origin, as requests are.
+      const key = new URL(String(origin)).origin
+      if (!this.connects.has(key) && this.connects.size >= MAX_COUNTED_ORIGINS) this.connects.clear()
+      this.connects.set(key, (this.connects.get(key) ?? 0) + 1)
     })
   }
 
@@ -87,6 +115,8 @@ export class HttpSender {
       if (reason)
         return { result: { outcome: 'blocked', responseCode: null, responseBody: `blocked: ${reason}` } }
     }
+    const origin = url.origin
+    const connectsBefore = this.connects.get(origin) ?? 0
     const abort = new AbortController()
     const timer = setTimeout(() => abort.abort(), timeoutMs)
     let status: number | null = null
@@ -98,10 +128,10 @@ export class HttpSender {
     }
     try {
       const res = await this.agent.request({
-        origin: url.origin,
+        origin,
         path: `${url.pathname}${url.search}`,
         method: 'POST',
-        headers,
+        headers: withUrlCredentials(url, headers),
         body,
         signal: abort.signal,
       })
@@ -121,7 +151,8 @@ export class HttpSender {
     } catch (err) {
       // Headers in time decide the outcome; a body still trickling in (or cut off) is kept as read.
       if (status !== null) return { result: fromResponse() }
-      if (abort.signal.aborted)
+      const e = err as Error & { code?: string }
+      if (abort.signal.aborted || e.code === 'UND_ERR_CONNECT_TIMEOUT')
         return {
           result: {
             outcome: 'timeout',
@@ -129,7 +160,6 @@ export class HttpSender {
             responseBody: `timeout after ${formatSeconds(this.opts.timeoutMs)}`,
           },
         }
-      const e = err as Error & { code?: string }
       if (e.code === 'EBLOCKED')
         return { result: { outcome: 'blocked', responseCode: null, responseBody: `blocked: ${e.message}` } }
       return {
@@ -138,7 +168,8 @@ export class HttpSender {
           responseCode: null,
           responseBody: `connection error: ${e.code ?? e.message}`.slice(0, WEBHOOK_RESPONSE_BODY_MAX),
         },
-        staleSocket: e.code === CLOSED_SOCKET,
+        staleSocket:
+          CLOSED_SOCKET_CODES.has(e.code ?? '') && (this.connects.get(origin) ?? 0) === connectsBefore,
       }
     } finally {
       clearTimeout(timer)
