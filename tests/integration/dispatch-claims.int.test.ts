@@ -145,6 +145,32 @@ describe('claims', () => {
     expect(metrics).toMatch(/^mailer_dispatcher_dispatch_skipped_total\{reason="unknown_email"\} [1-9]/m)
   })
 
+  it('an email taken over after its last allowed attempt is failed, not sent once more', async () => {
+    // Nine attempts made, none recorded (each dispatcher died, or its outcome could not be
+    // written), and the claim of the last one is stale.
+    const id = await seed.email(PROJECT, {
+      from: 'late@mail.claims.test',
+      to: ['tenth@example.com'],
+      subject: 'Tenth time',
+      text: 'x',
+    })
+    await seed.sql(
+      `UPDATE emails SET status = 'sending', attempts = 9, claimed_at = now() - interval '1 minute' WHERE id = $1`,
+      [id],
+    )
+    await seed.dispatch(id, PROJECT, 9)
+    const row = await waitFor(
+      async () => (await seed.sql(`SELECT * FROM emails WHERE id = $1 AND status = 'failed'`, [id]))[0],
+      { what: 'email failed' },
+    )
+    expect(row).toMatchObject({ attempts: 10, last_error: expect.stringMatching(/^No attempt left/) })
+    const events = await seed.sql(`SELECT type, payload FROM email_events WHERE email_id = $1`, [id])
+    expect(events.map((e: any) => [e.type, e.payload.data.code])).toEqual([
+      ['email.failed', 'retries_exhausted'],
+    ])
+    expect(relay.deliveryCounts().get(`${id} tenth@example.com`)).toBeUndefined()
+  })
+
   it('a dispatcher stopping mid-group finishes what it started and leaves the rest to the next one', async () => {
     // One email at a time, 1 s each.
     await stack.stop('dispatcher')

@@ -171,6 +171,36 @@ describe('delivery through the SMTP relay', () => {
     expect(published.every((m) => m.projectId === PROJECT)).toBe(true)
   })
 
+  it('an email scheduled weeks ahead is delivered once, its delivery time counted from its scheduled time', async () => {
+    // Accepted 26 days ago for now: a delivery time counted from acceptance (over 2^31 ms) did not
+    // fit its column, the outcome could not be written and every redelivery sent it again.
+    const id = await seed.email(PROJECT, {
+      from: 'hi@mail.acme.test',
+      to: ['late@example.com'],
+      subject: 'Due now',
+      text: 'x',
+    })
+    await seed.sql(
+      `UPDATE emails SET created_at = now() - interval '26 days', scheduled_at = now() - interval '2 seconds'
+       WHERE id = $1`,
+      [id],
+    )
+    const before = relay.delivered.length
+    await seed.dispatch(id, PROJECT)
+    await until(id, ['delivered'])
+    const [r] = await seed.sql<{ delivery_ms: number }>(
+      'SELECT delivery_ms FROM email_recipients WHERE email_id = $1',
+      [id],
+    )
+    expect(r!.delivery_ms).toBeGreaterThanOrEqual(2_000)
+    expect(r!.delivery_ms).toBeLessThan(60_000)
+    const delivered = (await timeline(id)).find((e) => e.type === 'email.delivered')!
+    expect(delivered.payload.data.delivery.deliveryTimeMs).toBe(r!.delivery_ms)
+    expect(
+      relay.delivered.slice(before).filter((d) => d.envelopeTo.includes('late@example.com')),
+    ).toHaveLength(1)
+  })
+
   it('a 550 for one recipient bounces and suppresses it while the others are delivered', async () => {
     await seed.sql(`INSERT INTO suppressions (address, reason) VALUES ('grumpy@example.com', 'complaint')`)
     relay.rcpt = (a) =>

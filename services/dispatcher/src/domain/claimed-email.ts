@@ -20,6 +20,8 @@ export interface ClaimedEmail {
   claimedAt: Date
   sentAt: Date | null
   createdAt: Date
+  /** When it was due: accepted, or its scheduled time if later (the base of delivery times). */
+  dueAt: Date
   /** Null when the content row is gone (retention purge). */
   content: EmailContent | null
   recipients: Array<{ address: string; kind: string; status: RecipientStatus }>

@@ -19,6 +19,7 @@ const email: ClaimedEmail = {
   claimedAt: new Date(),
   sentAt: null,
   createdAt: new Date(),
+  dueAt: new Date(),
   content: null,
   recipients: [],
 }

@@ -1,6 +1,6 @@
 import type { RecipientStatus } from '@mailer/email-core'
 import { describe, expect, it } from 'vitest'
-import { type PlanInput, planOutcome, planUnsendable } from './outcome.js'
+import { MAX_DELIVERY_MS, type PlanInput, planOutcome, planUnsendable } from './outcome.js'
 import type { RecipientReply } from './smtp-reply.js'
 
 const now = new Date('2026-01-01T12:00:00.000Z')
@@ -37,7 +37,7 @@ function plan(replies: RecipientReply[], over: Partial<PlanInput> = {}) {
   return planOutcome({
     attempts: 1,
     alreadySent: false,
-    createdAt,
+    dueAt: createdAt,
     recipients: statuses,
     result: { provider: 'smtp', messageId: '<email_1@acme.test>', replies },
     now,
@@ -48,6 +48,12 @@ function plan(replies: RecipientReply[], over: Partial<PlanInput> = {}) {
 }
 
 describe('planOutcome', () => {
+  it('clamps a delivery time to what its column holds (about 24.8 days)', () => {
+    const p = plan([ok('a@x.test')], { dueAt: new Date(now.getTime() - 40 * 86_400_000) })
+    expect(p.recipients[0]!.deliveryMs).toBe(MAX_DELIVERY_MS)
+    expect((p.events[1]!.extra as any).delivery.deliveryTimeMs).toBe(MAX_DELIVERY_MS)
+  })
+
   it('relay acceptance: every recipient delivered, one email.sent, one email.delivered each', () => {
     const p = plan([ok('a@x.test'), ok('b@x.test')])
     expect(p.status).toBe('delivered')

@@ -26,7 +26,8 @@ export interface PlanInput {
   attempts: number
   /** The relay already accepted this email on an earlier attempt (`email.sent` was recorded). */
   alreadySent: boolean
-  createdAt: Date
+  /** When the email was due (accepted, or its scheduled time if later): delivery times count from it. */
+  dueAt: Date
   recipients: RecipientState[]
   result: AttemptResult
   now: Date
@@ -63,6 +64,9 @@ export interface Plan {
   outcomes: Outcome[]
 }
 
+/** The largest delivery time recorded (2^31 - 1 ms, about 24.8 days). */
+export const MAX_DELIVERY_MS = 2_147_483_647
+
 const needsRetry = (v: Verdict) => v === 'transient' || v === 'platform_limit'
 
 /**
@@ -73,7 +77,9 @@ const needsRetry = (v: Verdict) => v === 'transient' || v === 'platform_limit'
  */
 export function planOutcome(input: PlanInput): Plan {
   const { result, now, policy, attempts } = input
-  const elapsedMs = Math.max(0, Math.round(now.getTime() - input.createdAt.getTime()))
+  // Clamped to what `email_recipients.delivery_ms` (int4) holds: a value past it made the outcome
+  // write fail, and the email was sent again at every redelivery of its message.
+  const elapsedMs = Math.min(MAX_DELIVERY_MS, Math.max(0, Math.round(now.getTime() - input.dueAt.getTime())))
   const judged = result.replies.map((reply) => ({ reply, verdict: classify(reply) }))
   const retrying = judged.filter((j) => needsRetry(j.verdict))
   const canRetry = retrying.length > 0 && retriesLeft(attempts, policy)

@@ -99,11 +99,24 @@ export function makeDispatchHandler(deps: DispatchDeps): {
           ),
           messageId,
         }
+      // Each claim counts an attempt, a takeover of a dead dispatcher's claim too: an email taken
+      // over past the attempts the contract allows (its outcomes could not be recorded, or its
+      // dispatchers kept dying mid-send) is failed instead of being sent yet again.
+      if (email.attempts > deps.policy.maxRetries + 1)
+        return {
+          plan: planUnsendable(
+            email.recipients,
+            'retries_exhausted',
+            'No attempt left: earlier attempts ended without a recorded outcome',
+            new Date(),
+          ),
+          messageId,
+        }
       const replies = pending.length ? await send(email, pending, messageId, log) : []
       const plan = planOutcome({
         attempts: email.attempts,
         alreadySent: email.sentAt !== null,
-        createdAt: email.createdAt,
+        dueAt: email.dueAt,
         recipients: email.recipients,
         result: { provider: deps.relay.provider, messageId, replies },
         now: new Date(),

@@ -26,6 +26,7 @@ interface ClaimRow {
   claimedAt: Date
   sentAt: Date | null
   createdAt: Date
+  dueAt: Date
   hasContent: boolean
   html: string | null
   text: string | null
@@ -45,12 +46,12 @@ WITH claimed AS (
     OR (status = 'sending' AND claimed_at < now() - make_interval(secs => $2::float8))
   )
   RETURNING id, project_id, mode, from_address, reply_to, "to", cc, bcc, subject, tags, track_opens,
-            track_clicks, attempts, claimed_at, sent_at, created_at
+            track_clicks, attempts, claimed_at, sent_at, created_at, scheduled_at
 )
 SELECT c.id, c.project_id AS "projectId", c.mode, c.from_address AS "from", c.reply_to AS "replyTo",
        c."to", c.cc, c.bcc, c.subject, c.tags, c.track_opens AS "trackOpens",
        c.track_clicks AS "trackClicks", c.attempts, c.claimed_at AS "claimedAt", c.sent_at AS "sentAt",
-       c.created_at AS "createdAt", ec.email_id IS NOT NULL AS "hasContent", ec.html, ec.text,
+       c.created_at AS "createdAt", GREATEST(c.created_at, c.scheduled_at) AS "dueAt", ec.email_id IS NOT NULL AS "hasContent", ec.html, ec.text,
        ec.headers, ec.attachments,
        COALESCE((SELECT json_agg(json_build_object('address', r.address, 'kind', r.kind, 'status', r.status)
                                  ORDER BY r.address)
@@ -117,6 +118,7 @@ function toClaimedEmail(r: ClaimRow): ClaimedEmail {
     claimedAt: r.claimedAt,
     sentAt: r.sentAt,
     createdAt: r.createdAt,
+    dueAt: r.dueAt,
     content: r.hasContent
       ? { html: r.html, text: r.text, headers: r.headers, attachments: r.attachments }
       : null,
