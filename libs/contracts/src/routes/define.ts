@@ -30,6 +30,11 @@ export interface RouteDef {
    * is `page` when this is left out. Read by the OpenAPI generator and the SDK's catalog check.
    */
   list?: 'all' | 'page'
+  /**
+   * The body is an array whose items the handler checks one by one, answering an item's error
+   * in its place (the batch send): the gateway checks only its nesting, not its text.
+   */
+  itemErrors?: boolean
   body?: z.ZodType
   query?: z.ZodType
   response?: z.ZodType

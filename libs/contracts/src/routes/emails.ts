@@ -25,6 +25,7 @@ export const emailRoutes = [
     headers: ['idempotency-key'],
     summary:
       'Send up to 100 emails; one result or error per item, in input order ({ data }); ?dryRun=true only validates',
+    itemErrors: true,
     body: BatchBody,
     query: BatchQuery,
     response: BatchResponse,

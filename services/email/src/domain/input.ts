@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { MailerError, SendEmailInput } from '@mailer/contracts'
+import { assertStorable, MailerError, SendEmailInput } from '@mailer/contracts'
 
 /**
  * Parses one send input: `missing_body` when absent, else `invalid_body` with `param` set to the
@@ -9,14 +9,8 @@ export function parseSendInput(raw: unknown): SendEmailInput {
   if (raw === undefined || raw === null) throw new MailerError('missing_body', 'A JSON body is required')
   if (typeof raw !== 'object' || Array.isArray(raw))
     throw new MailerError('invalid_body', 'The body must be a JSON object')
-  const nul = nulPath(raw, [])
-  if (nul !== null) {
-    throw new MailerError(
-      'invalid_body',
-      `${nul || 'body'}: text cannot contain NUL characters`,
-      nul ? { param: nul } : {},
-    )
-  }
+  // Also here for MailerRpc, whose input does not come through the gateway's body check.
+  assertStorable(raw)
   const res = SendEmailInput.safeParse(raw)
   if (res.success) return res.data
   const issue = res.error.issues[0]!
@@ -24,18 +18,6 @@ export function parseSendInput(raw: unknown): SendEmailInput {
   const path = [...issue.path.map(String), ...keys.slice(0, 1)].join('.')
   const message = keys.length ? `Unknown field '${keys[0]}'` : issue.message
   throw new MailerError('invalid_body', path ? `${path}: ${message}` : message, path ? { param: path } : {})
-}
-
-/** The dotted path of the first string (or key) holding a NUL character, which PostgreSQL text cannot store. */
-function nulPath(v: unknown, path: string[]): string | null {
-  if (typeof v === 'string') return v.includes('\u0000') ? path.join('.') : null
-  if (v === null || typeof v !== 'object') return null
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-    if (k.includes('\u0000')) return [...path, k].join('.')
-    const hit = nulPath(x, [...path, k])
-    if (hit !== null) return hit
-  }
-  return null
 }
 
 /** JSON with object keys sorted at every level, so equal inputs give equal text. */

@@ -41,7 +41,10 @@ export const forwardRoute =
         if (v !== undefined) headers[h] = v
       }
       // A DELETE carries a body only where the route declares one (removing audience members).
-      const body = def.method === 'GET' || (def.method === 'DELETE' && !def.body) ? undefined : jsonBody(req)
+      const body =
+        def.method === 'GET' || (def.method === 'DELETE' && !def.body)
+          ? undefined
+          : jsonBody(req, { itemErrors: def.itemErrors ?? false })
       const message: RouteRequest = {
         caller,
         params,

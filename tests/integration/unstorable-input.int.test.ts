@@ -1,0 +1,90 @@
+import { useTestEnv } from '@mailer/testing'
+import { connect, type NatsConnection } from 'nats'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from '../support/db.js'
+import { email, projectWithDomain } from '../support/emails.js'
+import { api } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+
+// Valid JSON that cannot be stored (a NUL, a lone UTF-16 surrogate: PostgreSQL's jsonb refuses
+// both) or passed on (nesting that overflowed the encoder's stack) is a contract error on every
+// route, and an item error in place in a batch; it was a 500 before.
+const te = useTestEnv()
+const stack = new Stack(te)
+let client: ReturnType<typeof api>
+let acme: Awaited<ReturnType<typeof projectWithDomain>>
+let nc: NatsConnection
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
+  client = api(stack.gatewayUrl)
+  acme = await projectWithDomain(client, 'acme')
+  nc = await connect({ servers: te.natsUrl })
+})
+afterAll(async () => {
+  await nc?.close()
+  await stack.stopAll()
+})
+
+const emailCount = async () => (await sql(te, 'SELECT count(*)::int AS n FROM emails'))[0].n as number
+
+describe('unstorable text and deep nesting', () => {
+  it('a lone surrogate in a send is 400 invalid_body naming the field; nothing is stored', async () => {
+    const before = await emailCount()
+    for (const [over, param] of [
+      [{ subject: 'Hi \ud800' }, 'subject'],
+      [{ tags: { k: '\udc00' } }, 'tags.k'],
+      [{ html: 'a\u0000b' }, 'html'],
+    ] as const) {
+      const r = await client.post('/v1/emails', acme.live, email(acme.from, over))
+      expect(r.status).toBe(400)
+      expect(r.body.error).toMatchObject({ type: 'validation_error', code: 'invalid_body', param })
+    }
+    expect(await client.post('/v1/emails', acme.test, email(acme.from, { subject: '\ud800' }))).toMatchObject(
+      {
+        status: 400,
+      },
+    )
+    expect(await emailCount()).toBe(before)
+  })
+
+  it('in a batch, only the bad item fails, in its place', async () => {
+    const r = await client.post('/v1/emails/batch', acme.live, [
+      email(acme.from, { subject: 'fine' }),
+      email(acme.from, { subject: 'bad \ud800' }),
+    ])
+    expect(r.status).toBe(200)
+    expect(r.body.data[0]).toMatchObject({ status: 'queued' })
+    expect(r.body.data[1].error).toMatchObject({ code: 'invalid_body', param: 'subject' })
+  })
+
+  it('other routes refuse it too, and any body nested too deep', async () => {
+    const c = await client.post('/v1/contacts', acme.live, { email: 'ann@example.com', firstName: 'A\ud800' })
+    expect(c.status).toBe(400)
+    expect(c.body.error).toMatchObject({ code: 'invalid_body', param: 'firstName' })
+    const deep = `{"from":"x","data":${'['.repeat(100_000)}${']'.repeat(100_000)}}`
+    const d = await fetch(`${stack.gatewayUrl}/v1/emails`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acme.live}`, 'content-type': 'application/json' },
+      body: deep,
+    })
+    expect(d.status).toBe(400)
+    expect(((await d.json()) as any).error).toMatchObject({
+      code: 'invalid_body',
+      param: expect.stringMatching(/^data\./),
+    })
+  })
+
+  it('MailerRpc, which does not pass the gateway, refuses it as well', async () => {
+    const payload = JSON.stringify({ project: 'acme', args: [email(acme.from, { subject: '\ud800' })] })
+    const m = await nc.request(`${te.natsPrefix}.rpc.mailer.send`, new TextEncoder().encode(payload), {
+      timeout: 15_000,
+    })
+    const text = new TextDecoder().decode(m.data)
+    expect(text.startsWith('SERVICE_ERROR:')).toBe(true)
+    expect(JSON.parse(text.slice('SERVICE_ERROR:'.length))).toMatchObject({
+      code: 'invalid_body',
+      param: 'subject',
+    })
+  })
+})
