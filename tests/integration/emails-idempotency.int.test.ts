@@ -148,6 +148,18 @@ describe('idempotency (contract.md part 3)', () => {
     expect(events.map((e) => e.type)).toEqual(['email.queued'])
   })
 
+  it('concurrent duplicates past the daily limit are all refused by it, none fails', async () => {
+    const full = await projectWithDomain(client, 'full', 'full.test', { dailyLimit: 1 })
+    const body = email(full.from, { to: 'late@x.test' })
+    expect((await send(email(full.from), full.live)).status).toBe(202)
+    const answers = await Promise.all(Array.from({ length: 20 }, () => send(body, full.live, 'k-at-limit')))
+    for (const a of answers) {
+      expect(a.status).toBe(429)
+      expect(a.body.error.code).toBe('daily_limit_exceeded')
+    }
+    expect(await emailsWithKey('k-at-limit')).toEqual([])
+  })
+
   it('concurrent duplicate batches make one email per item key', async () => {
     const items = [email(acme.from, { to: 'b0@x.test' }), email(acme.from, { to: 'b1@x.test' })]
     const results = await Promise.all(

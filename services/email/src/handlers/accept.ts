@@ -282,7 +282,13 @@ export function makeAcceptor(ctx: EmailContext): Accept {
         )
         for (const p of lost) {
           const w = winners.get(p.key!)
-          if (!w) throw new Error(`idempotency key conflict without a winning row (${p.key})`)
+          // The request that took the key was refused or rolled back after this one lost the key
+          // to it: the key is free again, and a retry with it gets a real answer.
+          if (!w)
+            throw new MailerError(
+              'service_unavailable',
+              'A concurrent request with the same idempotency key did not complete; retry',
+            )
           outcomes[p.i] =
             w.requestHash === p.send.hash
               ? { result: { id: w.id, status: acceptedStatus(w), idempotent: true } }

@@ -178,6 +178,34 @@ async function storeInOne(pool: PgPool, reqs: StoreRequest[], built: Built[]): P
 }
 
 /**
+ * A concurrent duplicate (same project and idempotency key) that lost its key to an email of this
+ * same write which the limits then refused gets that email's refusal: the key is free again and
+ * nothing of either was stored, so there is no first email to answer with.
+ */
+function refuseDuplicatesOfRefused(
+  reqs: StoreRequest[],
+  inserted: Set<string>,
+  results: StoreResult[],
+): void {
+  const refusedKeys = new Map<string, LimitCode>()
+  const keyOf = (r: StoreRequest, key: string) => `${r.projectId}\u0000${key}`
+  reqs.forEach((r, i) => {
+    for (const e of r.emails) {
+      const code = results[i]!.refused.get(e.id)
+      if (code && e.key) refusedKeys.set(keyOf(r, e.key), code)
+    }
+  })
+  if (refusedKeys.size === 0) return
+  reqs.forEach((r, i) => {
+    for (const e of r.emails) {
+      if (!e.key || inserted.has(e.id) || results[i]!.suppressed.has(e.id)) continue
+      const code = refusedKeys.get(keyOf(r, e.key))
+      if (code) results[i]!.refused.set(e.id, code)
+    }
+  })
+}
+
+/**
  * One transaction in steps: everything the emails need, in one multi-table insert, then the
  * limits, counted last with one upsert per project and window, so a project's counter rows stay
  * locked only for that statement and the commit. Emails the limits do not admit are deleted again
@@ -223,6 +251,7 @@ async function storeStepByStep(pool: PgPool, reqs: StoreRequest[], built: Built[
         results[i]!.outboxRows.push(...(outboxByEmail.get(e.id) ?? []))
       }
     })
+    refuseDuplicatesOfRefused(reqs, inserted, results)
     if (refusedAll.length > 0) {
       const drop = refusedAll.flatMap((id) => (outboxByEmail.get(id) ?? []).map((r) => r.id))
       await tx.query(DELETE_REFUSED_SQL, [refusedAll, drop])
