@@ -111,7 +111,10 @@ async function nats() {
   const bin = has('nats-server') ? 'nats-server' : '/usr/sbin/nats-server'
   const dir = join(data, 'nats')
   mkdirSync(dir, { recursive: true })
-  const p = spawn(bin, ['-a', '127.0.0.1', '-p', '4222', '-js', '-sd', dir], { stdio: 'ignore' })
+  // Whole emails cross the bus (up to MAX_BODY_BYTES): NATS's 1 MB default is too small.
+  const conf = join(data, 'nats.conf')
+  writeFileSync(conf, 'max_payload: 24MB\n')
+  const p = spawn(bin, ['-c', conf, '-a', '127.0.0.1', '-p', '4222', '-js', '-sd', dir], { stdio: 'ignore' })
   cleanups.push(() => p.kill('SIGTERM'))
   for (let i = 0; i < 50 && !(await reachable('127.0.0.1', 4222)); i++) await sleep(100)
   log('started nats-server with JetStream on 127.0.0.1:4222 (data in .data/nats)')

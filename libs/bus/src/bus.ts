@@ -124,6 +124,11 @@ export class Bus {
     return this.prefix ? `${this.prefix}-${name}` : name
   }
 
+  /** The largest message the NATS server takes (its `max_payload`, 1 MiB unless configured). */
+  get maxPayload(): number {
+    return this.nc.info?.max_payload ?? 1024 * 1024
+  }
+
   /**
    * Request-reply. Resolves with the reply's result (validated by `schema` when given) or
    * throws the MailerError the responder sent. No responder, or no answer in time, is 503
@@ -160,6 +165,14 @@ export class Bus {
       const code = err instanceof NatsError ? err.code : ''
       const noAnswer = err instanceof ReplyError
       end({ outcome: noAnswer && err.reason === 'no_responders' ? 'no_responders' : 'timeout' })
+      // Larger than the NATS server's max_payload: the request can never pass this deployment's
+      // bus as it is (the operator raises max_payload: docs/operations.md).
+      if (code === ErrorCode.MaxPayloadExceeded) {
+        throw new MailerError(
+          'payload_too_large',
+          `The request is larger than this deployment's message limit (NATS max_payload, ${this.maxPayload} bytes)`,
+        )
+      }
       if (noAnswer || code === ErrorCode.ConnectionClosed || code === ErrorCode.Disconnect) {
         throw new MailerError(
           'service_unavailable',
@@ -284,7 +297,13 @@ export class Bus {
         end({ outcome: 'error' })
         return
       }
-      this.opts.logger.error({ err, subject: name, requestId }, 'unexpected error while handling request')
+      if (err instanceof NatsError && err.code === ErrorCode.MaxPayloadExceeded)
+        this.opts.logger.error(
+          { subject: name, requestId, maxPayload: this.maxPayload },
+          "the reply is larger than the NATS server's max_payload: raise it (docs/operations.md)",
+        )
+      else
+        this.opts.logger.error({ err, subject: name, requestId }, 'unexpected error while handling request')
       if (msg.reply)
         msg.respond(
           encodeError(new MailerError('internal', `Internal error (request ${requestId ?? 'unknown'})`)),

@@ -25,6 +25,9 @@ export interface Gateway {
   stop(): Promise<void>
 }
 
+/** Room for what wraps a body on the bus (caller, params, headers). */
+const BUS_ENVELOPE_BYTES = 64 * 1024
+
 /** Starts the REST gateway: request conventions, auth, forwarding to services over NATS. */
 export async function start(env: GatewayEnv): Promise<Gateway> {
   const rt = await startRuntime(SERVICE, env, { dbPoolSize: 2 })
@@ -48,6 +51,13 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi)
   })
+
+  // A body the NATS server cannot carry fails with 413 instead of being accepted: say so at start.
+  if (rt.bus.maxPayload < env.MAX_BODY_BYTES + BUS_ENVELOPE_BYTES)
+    rt.logger.warn(
+      { maxPayload: rt.bus.maxPayload, maxBodyBytes: env.MAX_BODY_BYTES },
+      "NATS max_payload is below MAX_BODY_BYTES: larger requests get 413 payload_too_large; raise the server's max_payload (docs/operations.md)",
+    )
 
   const auth = new Authenticator(rt.bus, env.ADMIN_API_KEY, env.AUTH_TIMEOUT_MS)
   const router = express.Router()
