@@ -31,6 +31,13 @@ afterAll(async () => {
 const statusOf = async (id: string) =>
   (await seed.sql<{ status: string }>('SELECT status FROM emails WHERE id = $1', [id]))[0]!.status
 
+const recovered = async () =>
+  Number(
+    /^mailer_email_dispatch_recovered_total (\d+)$/m.exec(
+      await (await fetch(`http://127.0.0.1:${stack.metricsPort('email')}/metrics`)).text(),
+    )?.[1] ?? 0,
+  )
+
 describe('lost dispatch messages', () => {
   it('an email queued long ago with no message on the way is sent once; a recent one is left alone', async () => {
     const email = (to: string) =>
@@ -52,12 +59,6 @@ describe('lost dispatch messages', () => {
   })
 
   it('under a load that keeps the dispatchers busy, a lost message is still found', async () => {
-    const recovered = async () =>
-      Number(
-        /^mailer_email_dispatch_recovered_total (\d+)$/m.exec(
-          await (await fetch(`http://127.0.0.1:${stack.metricsPort('email')}/metrics`)).text(),
-        )?.[1] ?? 0,
-      )
     const before = await recovered()
     const email = (to: string) =>
       seed.email(PROJECT, { from: 'hi@mail.recovery.test', to: [to], subject: 'Busy', text: 'x' })
@@ -86,4 +87,32 @@ describe('lost dispatch messages', () => {
       release()
     }
   }, 90_000)
+
+  it('a released retry whose message is gone is sent; an email queued long ago whose retry was just released is not', async () => {
+    const before = await recovered()
+    const email = (to: string) =>
+      seed.email(PROJECT, { from: 'hi@mail.recovery.test', to: [to], subject: 'Retry', text: 'x' })
+    // Deferred once; its retry was released ten minutes ago and that message is gone.
+    const lostRetry = await email('lost-retry@example.com')
+    await seed.sql(
+      `UPDATE emails SET status = 'deferred', attempts = 1, queued_at = now() - interval '20 minutes',
+         released_at = now() - interval '10 minutes' WHERE id = $1`,
+      [lostRetry],
+    )
+    // Queued two hours ago (a platform-limit retry waits an hour), its retry released just now:
+    // its message may well be on the way, and a second one under the same message id would be
+    // dropped as a duplicate with every other email it carried.
+    const justReleased = await email('just-released@example.com')
+    await seed.sql(
+      `UPDATE emails SET attempts = 1, queued_at = now() - interval '2 hours', released_at = now() WHERE id = $1`,
+      [justReleased],
+    )
+    await waitFor(async () => (await statusOf(lostRetry)) === 'delivered', {
+      timeoutMs: 40_000,
+      what: 'the lost retry delivered',
+    })
+    expect(relay.deliveryCounts().get(`${lostRetry} lost-retry@example.com`)).toBe(1)
+    expect(await recovered()).toBe(before + 1)
+    expect(await statusOf(justReleased)).toBe('queued')
+  }, 60_000)
 })

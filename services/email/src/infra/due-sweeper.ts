@@ -69,7 +69,7 @@ export function startDueSweeper(ctx: EmailContext, intervalMs = 1_000): Loop {
         `WITH due AS (
            SELECT id FROM emails WHERE status IN ('queued', 'deferred') AND next_attempt_at <= now()
            ORDER BY next_attempt_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
-         UPDATE emails e SET next_attempt_at = NULL FROM due WHERE e.id = due.id
+         UPDATE emails e SET next_attempt_at = NULL, released_at = now() FROM due WHERE e.id = due.id
          RETURNING e.id, e.attempts`,
       )
       if (due.length === 0) return { n: 0, rows: [] }

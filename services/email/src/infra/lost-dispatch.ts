@@ -5,11 +5,12 @@ import type { EmailContext } from '../app.js'
 const BATCH = 500
 
 /**
- * Every 15 s: a `queued` email still waiting for its first dispatch (no retry time) whose queueing
- * is more than DISPATCH_RECOVERY_SECONDS older than every dispatch message the dispatchers have
- * not yet acknowledged has no message on the way: the one it had is gone (a purged or restored
- * stream, a message an older pod terminated during an upgrade), since everything published up to
- * then has been handled. Such emails are handed to the due sweeper (`next_attempt_at = now()`),
+ * Every 15 s: a `queued` or `deferred` email waiting for its dispatch (no retry time set: its
+ * message was written) whose latest dispatch message was written (at its queueing, or at the
+ * release of its retry: `released_at`) more than DISPATCH_RECOVERY_SECONDS before every dispatch
+ * message the dispatchers have not yet acknowledged has no message on the way: the one it had is
+ * gone (a purged or restored stream, a message an older pod terminated during an upgrade), since
+ * everything published up to then has been handled. Such emails are handed to the due sweeper (`next_attempt_at = now()`),
  * which publishes their dispatch messages. A message published late (the outbox sweeper after a
  * NATS outage longer than the margin) only makes a second message, which finds nothing to claim.
  */
@@ -17,7 +18,7 @@ export function startLostDispatchSweep(ctx: EmailContext, everyMs = 15_000): Loo
   const { rt } = ctx
   const recovered = rt.metrics.counter(
     'dispatch_recovered_total',
-    'Queued emails whose dispatch message was gone, handed to the due sweeper again',
+    'Queued or deferred emails whose dispatch message was gone, handed to the due sweeper again',
   )
   return every(everyMs, 'lost dispatch sweep', rt.logger, async () => {
     const handled = await handledUpTo(ctx)
@@ -26,9 +27,9 @@ export function startLostDispatchSweep(ctx: EmailContext, everyMs = 15_000): Loo
       const n = await rt.db.$executeRawUnsafe(
         `UPDATE emails SET next_attempt_at = now() WHERE id IN (
            SELECT id FROM emails
-           WHERE status = 'queued' AND next_attempt_at IS NULL
-             AND queued_at < $2::timestamptz - make_interval(secs => $1::float8)
-           ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`,
+           WHERE status IN ('queued', 'deferred') AND next_attempt_at IS NULL
+             AND GREATEST(queued_at, released_at) < $2::timestamptz - make_interval(secs => $1::float8)
+           ORDER BY GREATEST(queued_at, released_at) LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`,
         rt.env.DISPATCH_RECOVERY_SECONDS,
         handled,
       )
