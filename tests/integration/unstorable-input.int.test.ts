@@ -16,7 +16,7 @@ let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let nc: NatsConnection
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
+  await stack.startAll(['auth', 'email', 'broadcast', 'webhook', 'gateway'])
   client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   nc = await connect({ servers: te.natsUrl })
@@ -86,5 +86,21 @@ describe('unstorable text and deep nesting', () => {
       code: 'invalid_body',
       param: 'subject',
     })
+  })
+
+  it("a NUL in a path id is that resource's 404, in a query value or a cursor a 400", async () => {
+    const w = await client.get('/v1/webhooks/wh_%00x/deliveries', acme.live)
+    expect(w.status).toBe(404)
+    expect(w.body.error.code).toBe('webhook_not_found')
+    const c = await client.get('/v1/contacts/%00', acme.live)
+    expect(c.status).toBe(404)
+    expect(c.body.error.code).toBe('contact_not_found')
+    const e = await client.get('/v1/events?emailId=%00', acme.live)
+    expect(e.status).toBe(400)
+    expect(e.body.error).toMatchObject({ code: 'invalid_query', param: 'emailId' })
+    const cursor = Buffer.from('2026-01-01T00:00:00.000Z|evt_\u0000x').toString('base64url')
+    const p = await client.get(`/v1/events?cursor=${cursor}`, acme.live)
+    expect(p.status).toBe(400)
+    expect(p.body.error).toMatchObject({ code: 'invalid_query', param: 'cursor' })
   })
 })

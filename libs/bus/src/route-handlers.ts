@@ -1,5 +1,6 @@
 import { ROUTES, type RouteDef, RouteRequest } from '@mailer/contracts'
 import type { Bus } from './bus.js'
+import { safeRouteInput } from './route-input.js'
 import { serveAdminRpc } from './rpc-entry.js'
 
 export type RouteHandler = (req: RouteRequest) => Promise<unknown>
@@ -30,8 +31,9 @@ export function serveRoutes(
     mine = new Map()
     registry.set(bus, mine)
   }
-  for (const [subject, handler] of Object.entries(handlers)) {
-    bus.serve(subject, RouteRequest, (req) => handler(req), { queue })
+  for (const [subject, given] of Object.entries(handlers)) {
+    const handler: RouteHandler = async (req) => given(safeRouteInput(req))
+    bus.serve(subject, RouteRequest, handler, { queue })
     mine.set(subject, handler)
     const route = routeBySubject.get(subject)
     if (route && opts.adminRpc !== false && (route.auth === 'admin' || route.mirror)) {

@@ -26,7 +26,8 @@ export function decodeCursor(s: string | undefined): Cursor | undefined {
   const raw = Buffer.from(s, 'base64url').toString('utf8')
   const [ts, id] = raw.split('|')
   const createdAt = new Date(ts ?? '')
-  if (!id || Number.isNaN(createdAt.getTime())) {
+  // An id is plain ASCII: anything else (a NUL, which PostgreSQL refuses) is not one of ours.
+  if (!id || !/^[\w-]{1,200}$/.test(id) || Number.isNaN(createdAt.getTime())) {
     throw new MailerError('invalid_query', 'cursor is not a cursor this API returned', { param: 'cursor' })
   }
   return { createdAt, id }

@@ -125,6 +125,20 @@ describe('SMTP session', () => {
     expect(ok.final?.code).toBe(250)
   })
 
+  it('a NUL in a reply (a broken relay) is kept as U+FFFD, so the outcome stays storable', async () => {
+    const r = await scripted((line, socket) => {
+      const verb = line.slice(0, 4).toUpperCase()
+      if (verb === 'RCPT') socket.write('550 5.1.1 No\u0000such user\r\n')
+      else if (verb === 'QUIT') socket.end('221 bye\r\n')
+      else socket.write('250 ok\r\n')
+    })
+    const c = await session(opts(r.port))
+    const t = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())
+    expect(repliesOf(['b@x.test'], t).map((x) => [x.stage, x.code, x.text])).toEqual([
+      ['rcpt', 550, '550 5.1.1 No\uFFFDsuch user'],
+    ])
+  })
+
   it('logs in with AUTH PLAIN or AUTH LOGIN; wrong credentials are a connection error with the code', async () => {
     for (const method of ['PLAIN', 'LOGIN']) {
       const r = await relay({

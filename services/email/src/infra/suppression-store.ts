@@ -31,7 +31,8 @@ export function decodeSuppressionCursor(s: string): { createdAt: Date; address: 
   try {
     const [ts, address] = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as unknown[]
     const createdAt = new Date(String(ts))
-    if (typeof address === 'string' && !Number.isNaN(createdAt.getTime())) return { createdAt, address }
+    if (typeof address === 'string' && !address.includes('\u0000') && !Number.isNaN(createdAt.getTime()))
+      return { createdAt, address }
   } catch {
     /* fall through */
   }

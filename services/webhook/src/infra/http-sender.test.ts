@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import { createServer, type Server, type Socket } from 'node:net'
 import selfsigned from 'selfsigned'
@@ -179,6 +180,23 @@ describe('HttpSender connections', () => {
         responseBody: 'connection error: DEPTH_ZERO_SELF_SIGNED_CERT',
       })
       expect(hits).toBe(0)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((r) => server.close(r))
+    }
+  })
+
+  it('keeps a NUL in an answer as U+FFFD, so the attempt stays storable', async () => {
+    const server = createHttpServer((_req, res) => res.writeHead(200).end('ok\u0000!'))
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const { port } = server.address() as { port: number }
+    sender = new HttpSender({ timeoutMs: 5_000, allowPrivate: true })
+    try {
+      expect(await sender.post(`http://127.0.0.1:${port}/hook`, '{}', headers)).toEqual({
+        outcome: 'success',
+        responseCode: 200,
+        responseBody: 'ok\uFFFD!',
+      })
     } finally {
       server.closeAllConnections()
       await new Promise((r) => server.close(r))

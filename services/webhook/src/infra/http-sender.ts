@@ -122,7 +122,12 @@ export class HttpSender {
     let status: number | null = null
     const chunks: Buffer[] = []
     const fromResponse = (): SendResult => {
-      const text = Buffer.concat(chunks).toString('utf8').slice(0, WEBHOOK_RESPONSE_BODY_MAX)
+      // A NUL in the answer would make the result unstorable (PostgreSQL refuses it): the attempt
+      // could never be recorded, and its lease would bring it back again and again.
+      const text = Buffer.concat(chunks)
+        .toString('utf8')
+        .slice(0, WEBHOOK_RESPONSE_BODY_MAX)
+        .replaceAll('\u0000', '\uFFFD')
       const ok = status !== null && status >= 200 && status < 300
       return { outcome: ok ? 'success' : 'failure', responseCode: status, responseBody: text }
     }

@@ -217,7 +217,9 @@ export class SmtpConnection {
   private readonly onData = (chunk: string): void => {
     this.pending += chunk
     for (let nl = this.pending.indexOf('\n'); nl !== -1; nl = this.pending.indexOf('\n')) {
-      const line = this.pending.slice(0, nl).replace(/\r$/, '')
+      // A NUL from a broken relay would make the reply, kept as smtp_response and in events,
+      // unstorable (PostgreSQL refuses it): the outcome could never be recorded.
+      const line = this.pending.slice(0, nl).replace(/\r$/, '').replaceAll('\u0000', '\uFFFD')
       this.pending = this.pending.slice(nl + 1)
       const m = REPLY_LINE.exec(line)
       if (!m) {
