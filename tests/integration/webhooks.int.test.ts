@@ -103,6 +103,24 @@ describe('webhook CRUD', () => {
     expect(list.body.data.map((w: any) => w.id)).not.toContain(r.body.id)
   })
 
+  it('changes racing a deletion answer 404, never 500', async () => {
+    for (let round = 0; round < 3; round++) {
+      const r = await client.post('/v1/webhooks', a.live, { url: receiver.url('/race') })
+      const path = `/v1/webhooks/${r.body.id}`
+      const answers = await Promise.all([
+        ...Array.from({ length: 4 }, () => client.del(path, a.live)),
+        client.patch(path, a.live, { enabled: false }),
+        client.post(`${path}/rotate-secret`, a.live),
+      ])
+      const deletes = answers.slice(0, 4).map((x) => x.status)
+      expect(deletes.filter((s) => s === 200)).toHaveLength(1)
+      for (const x of answers) {
+        expect([200, 404]).toContain(x.status)
+        if (x.status === 404) expect(x.body.error.code).toBe('webhook_not_found')
+      }
+    }
+  })
+
   it('lists deliveries newest first with limit and cursor', async () => {
     const r = await client.post('/v1/webhooks', a.live, { url: receiver.url('/page') })
     const ids: string[] = []

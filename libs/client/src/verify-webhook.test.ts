@@ -106,4 +106,13 @@ describe('verifyWebhook', () => {
   it('needs a secret', () => {
     expect(() => verifyWebhook('', header('t=1,v1=a'), body)).toThrow(TypeError)
   })
+
+  it('bad time options are an error, never a check switched off', () => {
+    const old = t - 10_000_000 // about 115 days before `t`
+    const v = header(`t=${old},v1=${hmac(secret, old, body)}`)
+    expect(() => verifyWebhook(secret, v, body, { now: t, toleranceSeconds: Number.NaN })).toThrow(TypeError)
+    expect(() => verifyWebhook(secret, v, body, { now: new Date('not a date') })).toThrow(TypeError)
+    expect(() => verifyWebhook(secret, v, body, { now: t, toleranceSeconds: -1 })).toThrow(TypeError)
+    expect(failure(() => verifyWebhook(secret, v, body, { now: t }))).toBe('timestamp_out_of_tolerance')
+  })
 })

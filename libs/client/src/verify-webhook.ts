@@ -97,7 +97,11 @@ export function verifyWebhook(
       : typeof opts.now === 'number'
         ? opts.now
         : opts.now.getTime() / 1000
-  if (Math.abs(now - sig.t) > tolerance) {
+  // Bad options must not switch the check off (NaN compares false with everything).
+  if (!Number.isFinite(tolerance) || tolerance < 0)
+    throw new TypeError('toleranceSeconds must be a finite number of seconds, 0 or more')
+  if (!Number.isFinite(now)) throw new TypeError('now must be a valid date or a number of seconds')
+  if (!(Math.abs(now - sig.t) <= tolerance)) {
     throw new WebhookVerificationError(
       'timestamp_out_of_tolerance',
       `Signature time is more than ${tolerance}s from now`,

@@ -22,3 +22,17 @@ export async function findWebhook(db: Db, projectId: string, id: string | undefi
   if (!w) throw fail('webhook_not_found', `No webhook with id '${id ?? ''}'`, 'id')
   return w
 }
+
+/**
+ * A write to a webhook that a concurrent DELETE removed after it was read: 404, as if the lookup
+ * had come later, instead of Prisma's "record not found" (P2025) as a 500.
+ */
+export async function whileItExists<T>(id: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write()
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'P2025')
+      throw fail('webhook_not_found', `No webhook with id '${id}'`, 'id')
+    throw err
+  }
+}

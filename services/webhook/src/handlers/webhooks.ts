@@ -3,7 +3,7 @@ import { CreateWebhookBody, newId, parseBody, requireProject, UpdateWebhookBody 
 import { toWebhookRecord } from '../domain/records.js'
 import { generateSecret } from '../domain/signature.js'
 import { assertPublicUrl } from '../infra/url-guard.js'
-import { findWebhook, type WebhookDeps } from './shared.js'
+import { findWebhook, type WebhookDeps, whileItExists } from './shared.js'
 
 export const DISABLED_REASON = 'webhook disabled'
 
@@ -45,12 +45,14 @@ export function serveWebhooks(deps: WebhookDeps): void {
       const input = parseBody(UpdateWebhookBody, body)
       const current = await findWebhook(db, project.id, params.id)
       if (input.url !== undefined) await assertPublicUrl(input.url, deps.allowPrivate)
-      const w = await db.$transaction(async (tx) => {
-        const row = await tx.webhook.update({ where: { id: current.id }, data: input })
-        // Disabled: no new deliveries, and every pending retry fails now (interface.md part 3).
-        if (input.enabled === false) await deps.store.failPending(tx, current.id, DISABLED_REASON)
-        return row
-      })
+      const w = await whileItExists(current.id, () =>
+        db.$transaction(async (tx) => {
+          const row = await tx.webhook.update({ where: { id: current.id }, data: input })
+          // Disabled: no new deliveries, and every pending retry fails now (interface.md part 3).
+          if (input.enabled === false) await deps.store.failPending(tx, current.id, DISABLED_REASON)
+          return row
+        }),
+      )
       await invalidate(project.id)
       return toWebhookRecord(w)
     },
@@ -58,10 +60,12 @@ export function serveWebhooks(deps: WebhookDeps): void {
     'api.webhook.webhooks.delete': async ({ caller, params }) => {
       const project = requireProject(caller)
       const current = await findWebhook(db, project.id, params.id)
-      await db.$transaction(async (tx) => {
-        await deps.store.deleteDeliveriesOf(tx, current.id, project.id)
-        await tx.webhook.delete({ where: { id: current.id } })
-      })
+      await whileItExists(current.id, () =>
+        db.$transaction(async (tx) => {
+          await deps.store.deleteDeliveriesOf(tx, current.id, project.id)
+          await tx.webhook.delete({ where: { id: current.id } })
+        }),
+      )
       await invalidate(project.id)
       return { id: current.id, deleted: true as const }
     },
@@ -71,7 +75,9 @@ export function serveWebhooks(deps: WebhookDeps): void {
       const current = await findWebhook(db, project.id, params.id)
       const secret = generateSecret()
       // Attempts are signed at send time with the current secret: the old one stops at once.
-      const w = await db.webhook.update({ where: { id: current.id }, data: { secret } })
+      const w = await whileItExists(current.id, () =>
+        db.webhook.update({ where: { id: current.id }, data: { secret } }),
+      )
       await invalidate(project.id)
       return { ...toWebhookRecord(w), secret }
     },
