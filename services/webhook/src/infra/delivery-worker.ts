@@ -46,6 +46,12 @@ export class DeliveryWorker {
   private again = false
   private lastClaimAt = 0
   private stopped = false
+  /**
+   * Bumped by every hand-back, and each project's last one: a claim that was running when its
+   * project's webhooks changed read them as they were, so its rows of that project go back too.
+   */
+  private generation = 0
+  private readonly changedAt = new Map<string, number>()
   private readonly attempts
   private readonly seconds
 
@@ -146,13 +152,20 @@ export class DeliveryWorker {
         const room = this.opts.concurrency * 2 - this.running.size - this.queuedCount
         if (room <= 0) break
         this.lastClaimAt = Date.now()
-        const rows = await this.store.claim(
+        const before = this.generation
+        const claimed = await this.store.claim(
           room,
           this.held(),
           this.opts.perWebhook + this.opts.prefetch,
           this.leaseMs,
         )
         const claimedAt = Date.now()
+        const changed = (row: ClaimedDelivery) => (this.changedAt.get(row.projectId) ?? 0) > before
+        const stale = claimed.filter(changed)
+        const rows = stale.length ? claimed.filter((row) => !changed(row)) : claimed
+        // Only a claim in flight compares against these marks, and this was the one.
+        this.changedAt.clear()
+        if (stale.length) await this.giveBack(stale, null)
         for (const row of rows) {
           const q = this.queued.get(row.webhookId) ?? []
           q.push({ row, claimedAt })
@@ -257,10 +270,13 @@ export class DeliveryWorker {
   /**
    * A project's webhooks changed (URL, secret, enabled, deleted): the deliveries of that project
    * waiting in memory carry the webhook as it was when they were claimed, so they are handed back
-   * and claimed again with the webhook as it is now. A rotated secret thus signs every attempt
-   * that starts after the rotation, as without prefetching. Never throws.
+   * and claimed again with the webhook as it is now, and so are that project's rows of a claim
+   * running meanwhile (it may have read the webhook before the change). A rotated secret thus
+   * signs every attempt that starts after the rotation, as without prefetching. Never throws.
    */
   async handBack(projectId: string): Promise<void> {
+    this.generation++
+    this.changedAt.set(projectId, this.generation)
     const rows: ClaimedDelivery[] = []
     for (const [w, q] of this.queued) {
       const keep = q.filter((x) => x.row.projectId !== projectId)
@@ -270,13 +286,18 @@ export class DeliveryWorker {
       if (keep.length > 0) this.queued.set(w, keep)
       else this.queued.delete(w)
     }
+    await this.giveBack(rows, projectId)
+    this.kick()
+  }
+
+  /** Claimed rows back to the table unattempted; never throws (their leases run out instead). */
+  private async giveBack(rows: ClaimedDelivery[], projectId: string | null): Promise<void> {
     try {
       await this.store.unclaim(rows)
     } catch (err) {
       // Their leases run out instead; they are claimed again then.
       this.logger.warn({ err, projectId }, 'could not hand back claimed webhook deliveries')
     }
-    this.kick()
   }
 
   /**

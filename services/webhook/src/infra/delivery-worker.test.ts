@@ -1,0 +1,87 @@
+import { createLogger, Metrics } from '@mailer/observability'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js'
+import { DeliveryWorker } from './delivery-worker.js'
+import type { HttpSender, SendResult } from './http-sender.js'
+
+// The race between a claim and a change of the project's webhooks (rotation, disabling, deletion)
+// cannot be timed against a real database; the claim here waits until the test lets it answer.
+const row = (id: string, projectId: string): ClaimedDelivery => ({
+  id,
+  webhookId: `wh_${projectId}`,
+  projectId,
+  eventId: `evt_${id}`,
+  attempt: 1,
+  payload: { id: `evt_${id}`, type: 'email.sent', createdAt: '2026-01-01T00:00:00.000Z', data: {} },
+  url: 'http://receiver.test/hook',
+  secret: 'whsec_read_before_the_change',
+  enabled: true,
+})
+
+class HeldClaims {
+  claims = 0
+  unclaimed: string[] = []
+  finished: string[] = []
+  answer!: (rows: ClaimedDelivery[]) => void
+  claim(): Promise<ClaimedDelivery[]> {
+    this.claims++
+    return this.claims === 1 ? new Promise((r) => (this.answer = r)) : Promise.resolve([])
+  }
+  async unclaim(rows: Array<{ id: string }>) {
+    this.unclaimed.push(...rows.map((r) => r.id))
+  }
+  async finish(d: { id: string }) {
+    this.finished.push(d.id)
+    return true
+  }
+  async nextDueAt() {
+    return null
+  }
+}
+
+const until = async (ok: () => boolean) => {
+  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 10))
+  expect(ok()).toBe(true)
+}
+
+let worker: DeliveryWorker | undefined
+afterEach(async () => {
+  await worker?.stop()
+})
+
+describe('DeliveryWorker', () => {
+  it("hands back a running claim's rows of a project whose webhooks changed meanwhile, and sends the rest", async () => {
+    const store = new HeldClaims()
+    const posted: string[] = []
+    const sender = {
+      post: async (_url: string, _body: string, headers: Record<string, string>): Promise<SendResult> => {
+        posted.push(Object.values(headers).find((v) => v.startsWith('whd_')) ?? '')
+        return { outcome: 'success', responseCode: 204, responseBody: '' }
+      },
+    }
+    worker = new DeliveryWorker(
+      store as unknown as DeliveryStore,
+      sender as unknown as HttpSender,
+      {
+        schedule: [30],
+        timeoutMs: 1_000,
+        pollMs: 60_000,
+        concurrency: 4,
+        perWebhook: 4,
+        prefetch: 0,
+        alive: () => true,
+      },
+      createLogger({ service: 'test', level: 'silent' }),
+      new Metrics('webhook_test'),
+    )
+    worker.start()
+    await until(() => store.claims === 1)
+    // The secret of project A is rotated while the claim is running.
+    await worker.handBack('proj_a')
+    store.answer([row('whd_1', 'proj_a'), row('whd_2', 'proj_b')])
+    await until(() => store.finished.length === 1)
+    expect(store.unclaimed).toEqual(['whd_1'])
+    expect(posted).toEqual(['whd_2'])
+    expect(store.finished).toEqual(['whd_2'])
+  })
+})
