@@ -95,6 +95,22 @@ describe('contacts', () => {
     expect((await client.del(`/v1/contacts/${c.body.id}`, acme.live)).status).toBe(404)
   })
 
+  it('an upsert racing the deletion of the same contact always answers 201 with a contact', async () => {
+    for (let round = 0; round < 60; round++) {
+      const first = await client.post('/v1/contacts', acme.live, {
+        email: 'racer@example.com',
+        firstName: `R${round}`,
+      })
+      const [upsert, del] = await Promise.all([
+        client.post('/v1/contacts', acme.live, { email: 'racer@example.com', lastName: 'Again' }),
+        client.del(`/v1/contacts/${first.body.id}`, acme.live),
+      ])
+      expect(upsert.status).toBe(201)
+      expect(upsert.body).toMatchObject({ email: 'racer@example.com', lastName: 'Again' })
+      expect(del.status).toBe(200)
+    }
+  })
+
   it('imports up to 5,000 contacts in one request, counting created and updated', async () => {
     const contacts = Array.from({ length: 5000 }, (_, i) => ({
       email: `user${i}@bulk.test`,

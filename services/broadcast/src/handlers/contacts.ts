@@ -4,6 +4,7 @@ import {
   CreateContactBody,
   ImportContactsBody,
   ImportContactsQuery,
+  MailerError,
   page,
   parseBody,
   parseQuery,
@@ -34,7 +35,8 @@ export function serveContacts({ rt }: BroadcastContext): void {
           await requireAudience(tx, project.id, id, `audienceIds.${i}`)
         const { created, updated } = await upsertContacts(tx, project.id, [input])
         const contact = created[0] ?? updated[0]
-        if (!contact) throw new Error('contact upsert returned no row')
+        // Deleted again between every round of the upsert: a retry will find it settled.
+        if (!contact) throw new MailerError('service_unavailable', 'The contact changed concurrently; retry')
         for (const id of new Set(audienceIds)) await insertMembers(tx, id, [contact.id])
         return contact
       })

@@ -37,9 +37,28 @@ export interface UpsertResult {
  * Upserts contacts by email with two multi-row statements in the caller's transaction: insert
  * the new ones (ON CONFLICT DO NOTHING), then update the rest. A field given as null or left out
  * keeps the stored value. A contact inserted concurrently by another request is updated by the
- * second statement, which sees it once that request committed. Inputs must be unique by email.
+ * second statement, which sees it once that request committed; one deleted concurrently between
+ * the two statements is inserted again by another round. Inputs must be unique by email.
  */
 export async function upsertContacts(
+  tx: Sql,
+  projectId: string,
+  inputs: readonly ContactInput[],
+): Promise<UpsertResult> {
+  const out: UpsertResult = { created: [], updated: [] }
+  let pending = inputs
+  for (let round = 0; round < 3 && pending.length > 0; round++) {
+    const { created, updated } = await upsertRound(tx, projectId, pending)
+    out.created.push(...created)
+    out.updated.push(...updated)
+    if (created.length + updated.length === pending.length) break
+    const done = new Set([...created, ...updated].map((c) => c.email))
+    pending = pending.filter((i) => !done.has(i.email))
+  }
+  return out
+}
+
+async function upsertRound(
   tx: Sql,
   projectId: string,
   inputs: readonly ContactInput[],
