@@ -211,6 +211,30 @@ describe('authentication failures (interface.md part 5)', () => {
     expect(again.body.revokedAt).toBe(rv.body.revokedAt)
   })
 
+  it('a revoke holds on the next request even while verifications of the key are in flight', async () => {
+    await client.post('/v1/admin/projects', client.admin, { slug: 'racing-revoke', name: 'Racing' })
+    for (let round = 0; round < 15; round++) {
+      const k = await client.post('/v1/admin/projects/racing-revoke/api-keys', client.admin, {
+        name: `k${round}`,
+        mode: 'live',
+      })
+      let stop = false
+      // Requests with the key keep verifications in flight across the revoke.
+      const load = Promise.all(
+        Array.from({ length: 6 }, async () => {
+          while (!stop) await client.get('/v1/me', k.body.key)
+        }),
+      )
+      await new Promise((r) => setTimeout(r, 20))
+      const rv = await client.del(`/v1/admin/api-keys/${k.body.id}`, client.admin)
+      expect(rv.body.revokedAt).not.toBeNull()
+      const after = await client.get('/v1/me', k.body.key)
+      stop = true
+      await load
+      expect(after.status).toBe(401)
+    }
+  })
+
   it('an expired key fails with expired_api_key', async () => {
     await client.post('/v1/admin/projects', client.admin, { slug: 'exp', name: 'Exp' })
     const soon = new Date(Date.now() + 1500).toISOString()

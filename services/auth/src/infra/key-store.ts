@@ -24,6 +24,11 @@ const NEGATIVE_TTL_MS = 30_000
 export class KeyStore {
   private readonly keys: TtlCache<CachedKey | null>
   private readonly projects: TtlCache<ResolveProjectResponse>
+  /**
+   * Bumped by every invalidation: a row read before a change committed and cached after its
+   * invalidation was applied would serve the old state (a revoked key as valid) for the TTL.
+   */
+  private generation = 0
 
   constructor(
     private readonly db: Db,
@@ -37,10 +42,12 @@ export class KeyStore {
   async byHash(hash: string): Promise<CachedKey | null> {
     const cached = this.keys.get(hash)
     if (cached !== undefined) return cached
+    const seen = this.generation
     const row = await this.db.apiKey.findUnique({ where: { hash }, include: { project: true } })
+    const keep = seen === this.generation
     if (!row) {
       // Unknown hashes are cached briefly so a flood of bad keys does not reach the database.
-      this.keys.set(hash, null, NEGATIVE_TTL_MS)
+      if (keep) this.keys.set(hash, null, NEGATIVE_TTL_MS)
       return null
     }
     const entry: CachedKey = {
@@ -61,21 +68,23 @@ export class KeyStore {
         },
       },
     }
-    this.keys.set(hash, entry)
+    if (keep) this.keys.set(hash, entry)
     return entry
   }
 
   async projectBySlug(slug: string): Promise<ResolveProjectResponse | null> {
     const cached = this.projects.get(slug)
     if (cached) return cached
+    const seen = this.generation
     const row = await this.db.project.findUnique({ where: { slug } })
     if (!row) return null
     const value = { ...toProjectRef(row), disabled: row.disabled }
-    this.projects.set(slug, value)
+    if (seen === this.generation) this.projects.set(slug, value)
     return value
   }
 
   apply(inv: AuthInvalidation): void {
+    this.generation++
     for (const h of inv.keyHashes) this.keys.delete(h)
     if (inv.projectIds.length) {
       const ids = new Set(inv.projectIds)

@@ -47,12 +47,13 @@ export class Authenticator {
     const keyHash = createHash('sha256').update(token, 'utf8').digest('hex')
     const hit = this.verified.get(keyHash)
     if (hit) return hit
+    const seen = this.verified.generation
     const v = await this.bus.request(
       SUBJECTS.authVerify,
       { keyHash, requestId },
       { timeoutMs: this.timeoutMs, schema: VerifyKeyResponse },
     )
-    this.verified.set(keyHash, v)
+    this.verified.set(keyHash, v, seen)
     return v
   }
 

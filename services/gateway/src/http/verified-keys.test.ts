@@ -11,14 +11,14 @@ const verified = (projectId: string, expiresAt: string | null = null): VerifyKey
 describe('VerifiedKeys', () => {
   it('serves a verified key until its TTL passes', () => {
     const c = new VerifiedKeys(5_000)
-    c.set('h', verified('proj_1'), 1_000)
+    c.set('h', verified('proj_1'), c.generation, 1_000)
     expect(c.get('h', 5_999)).toBeDefined()
     expect(c.get('h', 6_000)).toBeUndefined()
   })
 
   it('never serves a key past its expiresAt', () => {
     const c = new VerifiedKeys(60_000)
-    c.set('h', verified('proj_1', new Date(2_000).toISOString()), 1_000)
+    c.set('h', verified('proj_1', new Date(2_000).toISOString()), c.generation, 1_000)
     expect(c.get('h', 1_999)).toBeDefined()
     expect(c.get('h', 2_000)).toBeUndefined()
   })
@@ -39,5 +39,15 @@ describe('VerifiedKeys', () => {
     const c = new VerifiedKeys(0)
     c.set('h', verified('proj_1'))
     expect(c.get('h')).toBeUndefined()
+  })
+
+  it('does not keep an answer to a verification that was in flight when an invalidation came', () => {
+    const c = new VerifiedKeys(60_000)
+    const seen = c.generation
+    c.apply({ keyHashes: ['h'], projectIds: [], slugs: [] }) // the key is revoked meanwhile
+    c.set('h', verified('proj_1'), seen)
+    expect(c.get('h')).toBeUndefined()
+    c.set('h', verified('proj_1'), c.generation)
+    expect(c.get('h')).toBeDefined()
   })
 })

@@ -13,6 +13,12 @@ const MAX_ENTRIES = 10_000
  */
 export class VerifiedKeys {
   private readonly map = new Map<string, { value: VerifyKeyResponse; until: number }>()
+  /**
+   * Bumped by every invalidation. An answer to a verification that was in flight when one
+   * arrived may predate the change (a revoke), so it is used for its request but not kept:
+   * kept, it would have served a revoked key for the rest of the TTL.
+   */
+  generation = 0
 
   constructor(private readonly ttlMs: number) {}
 
@@ -27,8 +33,9 @@ export class VerifiedKeys {
     return hit.value
   }
 
-  set(keyHash: string, value: VerifyKeyResponse, now = Date.now()): void {
-    if (this.ttlMs <= 0) return
+  /** Keeps `value` unless an invalidation came since `seen` (the generation its request saw). */
+  set(keyHash: string, value: VerifyKeyResponse, seen = this.generation, now = Date.now()): void {
+    if (this.ttlMs <= 0 || seen !== this.generation) return
     if (this.map.size >= MAX_ENTRIES) {
       const oldest = this.map.keys().next().value
       if (oldest !== undefined) this.map.delete(oldest)
@@ -37,6 +44,7 @@ export class VerifiedKeys {
   }
 
   apply(inv: AuthInvalidation): void {
+    this.generation++
     for (const h of inv.keyHashes) this.map.delete(h)
     if (inv.projectIds.length === 0) return
     const ids = new Set(inv.projectIds)
