@@ -31,6 +31,21 @@ describe('adding suppressions', () => {
     expect(Date.parse(r.body.createdAt)).not.toBeNaN()
   })
 
+  it('adds and removals of one address racing each other answer 201 and 200, never 500', async () => {
+    for (let round = 0; round < 20; round++) {
+      const answers = await Promise.all([
+        ...Array.from({ length: 5 }, () => add({ address: 'racer@example.com' })),
+        ...Array.from({ length: 5 }, () =>
+          client.del('/v1/admin/suppressions/racer%40example.com', client.admin),
+        ),
+      ])
+      expect(answers.slice(0, 5).map((a) => a.status)).toEqual([201, 201, 201, 201, 201])
+      expect(answers.slice(5).map((a) => a.status)).toEqual([200, 200, 200, 200, 200])
+    }
+    // Whichever won the last round, the other tests count the list without it.
+    await client.del('/v1/admin/suppressions/racer%40example.com', client.admin)
+  })
+
   it('returns an existing entry, upgrading to a stronger reason and never downgrading', async () => {
     const first = await add({ address: 'carol@example.com', reason: 'manual' })
     const bounce = await add({ address: 'Carol@example.com', reason: 'hard_bounce' })

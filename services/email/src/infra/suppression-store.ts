@@ -74,19 +74,24 @@ export class SuppressionStore {
     sourceEmailId: string | null,
   ): Promise<{ row: Row; changed: boolean }> {
     const ranks = [...SUPPRESSION_REASONS]
-    const upserted = await this.db.$queryRaw<Row[]>`
-      INSERT INTO suppressions (address, reason, source_email_id, created_at)
-      VALUES (${address}, ${reason}, ${sourceEmailId}, now())
-      ON CONFLICT (address) DO UPDATE
-        SET reason = EXCLUDED.reason, source_email_id = COALESCE(EXCLUDED.source_email_id, suppressions.source_email_id)
-        WHERE array_position(${ranks}::text[], suppressions.reason) < array_position(${ranks}::text[], EXCLUDED.reason)
-      RETURNING ${COLUMNS}`
-    if (upserted[0]) return { row: upserted[0], changed: true }
-    const existing = await this.db.$queryRaw<
-      Row[]
-    >`SELECT ${COLUMNS} FROM suppressions WHERE address = ${address}`
-    if (!existing[0]) throw new Error(`suppression ${address} neither inserted nor found`)
-    return { row: existing[0], changed: false }
+    // An entry removed between the upsert (which saw it and kept it) and the read is added
+    // again by the next round, as if this add had come just after the removal.
+    for (let round = 0; ; round++) {
+      const upserted = await this.db.$queryRaw<Row[]>`
+        INSERT INTO suppressions (address, reason, source_email_id, created_at)
+        VALUES (${address}, ${reason}, ${sourceEmailId}, now())
+        ON CONFLICT (address) DO UPDATE
+          SET reason = EXCLUDED.reason, source_email_id = COALESCE(EXCLUDED.source_email_id, suppressions.source_email_id)
+          WHERE array_position(${ranks}::text[], suppressions.reason) < array_position(${ranks}::text[], EXCLUDED.reason)
+        RETURNING ${COLUMNS}`
+      if (upserted[0]) return { row: upserted[0], changed: true }
+      const existing = await this.db.$queryRaw<
+        Row[]
+      >`SELECT ${COLUMNS} FROM suppressions WHERE address = ${address}`
+      if (existing[0]) return { row: existing[0], changed: false }
+      if (round === 2)
+        throw new MailerError('service_unavailable', 'The suppression changed concurrently; retry')
+    }
   }
 
   async remove(address: string): Promise<boolean> {
