@@ -197,6 +197,12 @@ describe('authentication failures (interface.md part 5)', () => {
     const unknown = await client.get('/v1/me', `fs_live_${'A'.repeat(32)}`)
     expect(unknown.status).toBe(401)
     expect(unknown.body.error.code).toBe('invalid_api_key')
+    const code = async (authorization: string) =>
+      (await client.get('/v1/me', null, { authorization })).body.error.code
+    // A Bearer header whose token is no key is malformed, not missing; another scheme is missing.
+    expect(await code(`Bearer fs_live_${'A'.repeat(32)} extra`)).toBe('invalid_api_key')
+    expect(await code('Bearer  ')).toBe('missing_api_key')
+    expect(await code('Basic dXNlcjpwYXNz')).toBe('missing_api_key')
   })
 
   it('a revoke takes effect on the very next request and cannot be undone', async () => {

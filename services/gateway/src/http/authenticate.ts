@@ -14,12 +14,21 @@ import { VerifiedKeys } from './verified-keys.js'
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest()
 
+const missing = () =>
+  new MailerError('missing_api_key', 'Missing API key: send Authorization: Bearer <API_KEY>')
+
+/**
+ * The token of `Authorization: Bearer <token>`: everything after the scheme, trimmed. No header,
+ * another scheme or an empty token is `missing_api_key`; a token that is no key (spaces
+ * included) is the caller's `invalid_api_key`, and the admin key may be any string.
+ */
 function bearer(req: Request): string {
   const h = req.get('authorization')
-  if (!h) throw new MailerError('missing_api_key', 'Missing API key: send Authorization: Bearer <API_KEY>')
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(h)
-  if (!m) throw new MailerError('missing_api_key', 'Missing API key: send Authorization: Bearer <API_KEY>')
-  return m[1]!
+  if (!h) throw missing()
+  const m = /^\s*Bearer(?:\s+([^]*))?$/i.exec(h)
+  const token = m?.[1]?.trim()
+  if (!token) throw missing()
+  return token
 }
 
 export class Authenticator {
