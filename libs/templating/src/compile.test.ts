@@ -69,6 +69,18 @@ describe('checkSyntax', () => {
     expect(() =>
       checkTemplateSyntax({ subject: 'a {{b}}', html: '{{#each x}}{{this}}{{/each}}', text: null }),
     ).not.toThrow()
+    for (const html of [
+      '{{#if a}}x{{else}}y{{/if}}',
+      '{{#each items as |item i|}}{{item}}{{i}}{{/each}}',
+      '{{#with user}}{{name}}{{/with}}{{#unless b}}z{{/unless}}',
+      '{{lookup names 1}} {{#each xs}}{{lookup ../map this}}{{/each}}',
+    ]) {
+      expect(() => checkSyntax(html, 'html')).not.toThrow()
+      // And what passes the check renders.
+      expect(() =>
+        compileTemplate({ html }).render({ a: 1, items: [1], user: {}, names: [], xs: [] }),
+      ).not.toThrow()
+    }
   })
 
   it.each([
@@ -76,6 +88,13 @@ describe('checkSyntax', () => {
     ['unclosed mustache', 'Hello {{name'],
     ['unknown helper', '{{shout name}}'],
     ['partial', '{{> footer}}'],
+    ['#if without its argument', '{{#if}}x{{/if}}'],
+    ['#each with two arguments', '{{#each a b}}x{{/each}}'],
+    ['#with without its argument', '{{#with}}x{{/with}}'],
+    ['#unless without its argument', '{{#unless}}x{{/unless}}'],
+    ['if outside a block', '{{if x}}'],
+    ['lookup without its arguments', '{{lookup}}'],
+    ['a misused helper inside another block', '{{#each items}}{{#if}}y{{/if}}{{/each}}'],
   ])('rejects %s with invalid_template and the field as param', (_what, src) => {
     const e = errorOf(() => checkSyntax(src, 'html'))
     expect(e).toMatchObject({ code: 'invalid_template', status: 400, param: 'html' })

@@ -41,6 +41,8 @@ export function checkSyntax(source: string, field: TemplateField, paramPrefix = 
   }
   const unsupported = findUnsupported(ast)
   if (unsupported) throw fail('invalid_template', `${field}: ${unsupported} are not supported`, param)
+  const misused = findMisusedHelper(ast)
+  if (misused) throw fail('invalid_template', `${field}: ${misused}`, param)
   try {
     hb.precompile(source, { knownHelpersOnly: true })
   } catch (e) {
@@ -114,22 +116,58 @@ function oneLine(e: unknown): string {
     .slice(0, 300)
 }
 
-/** The first construct the render path cannot serve (partials, decorators), if any. */
-function findUnsupported(node: unknown): string | null {
+/** The first answer of `check` over a Handlebars syntax tree (depth first), or null. */
+function firstIn(node: unknown, check: (n: AstNode) => string | null): string | null {
   if (node === null || typeof node !== 'object') return null
-  const type = (node as { type?: string }).type
-  if (type === 'PartialStatement' || type === 'PartialBlockStatement') return 'partials ({{> name}})'
-  if (type === 'Decorator' || type === 'DecoratorBlock') return 'decorators ({{* name}})'
+  const found = check(node as AstNode)
+  if (found) return found
   for (const value of Object.values(node)) {
     if (Array.isArray(value)) {
       for (const v of value) {
-        const found = findUnsupported(v)
-        if (found) return found
+        const hit = firstIn(v, check)
+        if (hit) return hit
       }
     } else if (value && typeof value === 'object' && value !== (node as { loc?: unknown }).loc) {
-      const found = findUnsupported(value)
-      if (found) return found
+      const hit = firstIn(value, check)
+      if (hit) return hit
     }
   }
   return null
+}
+
+interface AstNode {
+  type?: string
+  path?: { original?: unknown }
+  params?: unknown[]
+}
+
+/** The first construct the render path cannot serve (partials, decorators), if any. */
+function findUnsupported(ast: unknown): string | null {
+  return firstIn(ast, ({ type }) => {
+    if (type === 'PartialStatement' || type === 'PartialBlockStatement') return 'partials ({{> name}})'
+    if (type === 'Decorator' || type === 'DecoratorBlock') return 'decorators ({{* name}})'
+    return null
+  })
+}
+
+const BLOCK_HELPERS = new Set(['if', 'unless', 'with', 'each'])
+
+/**
+ * The first built-in helper used in a way that fails every render (Handlebars only finds out
+ * then): `if`, `unless`, `with`, `each` take exactly one argument and only as blocks, `lookup`
+ * exactly two.
+ */
+function findMisusedHelper(ast: unknown): string | null {
+  return firstIn(ast, ({ type, path, params }) => {
+    const name = typeof path?.original === 'string' ? path.original : null
+    if (!name) return null
+    const n = params?.length ?? 0
+    if (type === 'BlockStatement' && BLOCK_HELPERS.has(name) && n !== 1)
+      return `{{#${name}}} needs exactly one argument (it has ${n})`
+    if ((type === 'MustacheStatement' || type === 'SubExpression') && BLOCK_HELPERS.has(name))
+      return `{{${name}}} works only as a block: {{#${name} …}}…{{/${name}}}`
+    if (name === 'lookup' && type !== 'BlockStatement' && n !== 2 && type !== undefined)
+      return `{{lookup}} needs exactly two arguments (it has ${n})`
+    return null
+  })
 }
