@@ -2,6 +2,7 @@ import { SUBJECTS } from '@mailer/contracts'
 import { useTestEnv } from '@mailer/testing'
 import { connect } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from '../support/db.js'
 import { api, createProject } from '../support/http.js'
 import { Stack } from '../support/stack.js'
 
@@ -196,6 +197,24 @@ describe('audiences', () => {
     expect((await client.get(`/v1/audiences/${a.body.id}`, other.live)).body.error.code).toBe(
       'audience_not_found',
     )
+  })
+
+  it('a contact deleted while being added to an audience leaves no member behind', async () => {
+    const aud = (await client.post('/v1/audiences', acme.live, { name: 'Racing' })).body.id
+    for (let round = 0; round < 40; round++) {
+      const c = await client.post('/v1/contacts', acme.live, { email: `gone${round}@example.com` })
+      const [added] = await Promise.all([
+        client.post(`/v1/audiences/${aud}/contacts`, acme.live, { contactIds: [c.body.id] }),
+        client.del(`/v1/contacts/${c.body.id}`, acme.live),
+      ])
+      expect([200, 404]).toContain(added.status)
+    }
+    const a = await client.get(`/v1/audiences/${aud}`, acme.live)
+    expect(a.body.contactCount).toBe(0)
+    expect((await client.get(`/v1/contacts?audienceId=${aud}`, acme.live)).body.data).toEqual([])
+    expect(
+      (await sql(te, 'SELECT count(*)::int AS n FROM audience_members WHERE audience_id = $1', [aud]))[0].n,
+    ).toBe(0)
   })
 
   it('adds, lists and removes members, counting them', async () => {

@@ -65,8 +65,13 @@ export function serveAudiences({ rt }: BroadcastContext): void {
     'api.broadcast.audiences.contacts.add': async ({ caller, params, body }) => {
       const project = requireProject(caller)
       const { contactIds } = parseBody(AudienceContactsBody, body)
-      await requireAudience(db, project.id, params.id ?? '')
-      return { added: await addMembers(db, project.id, params.id ?? '', contactIds) }
+      // One transaction: the audience and the contacts stay locked against deletion until the
+      // members are in (audience-store.ts).
+      const added = await db.$transaction(async (tx) => {
+        await requireAudience(tx, project.id, params.id ?? '')
+        return addMembers(tx, project.id, params.id ?? '', contactIds)
+      })
+      return { added }
     },
 
     'api.broadcast.audiences.contacts.remove': async ({ caller, params, body }) => {

@@ -48,9 +48,13 @@ export async function findAudience(
 }
 
 /** Throws 404 `audience_not_found` (with `param`) unless the project has this audience. */
+/**
+ * 404 `audience_not_found` unless the audience exists. In a transaction, it then stays locked
+ * against deletion (FOR KEY SHARE) until the commit, so members added in it never outlive it.
+ */
 export async function requireAudience(db: Sql, projectId: string, id: string, param?: string): Promise<void> {
   const rows = await db.$queryRawUnsafe<unknown[]>(
-    'SELECT 1 FROM audiences WHERE project_id = $1 AND id = $2',
+    'SELECT 1 FROM audiences WHERE project_id = $1 AND id = $2 FOR KEY SHARE',
     projectId,
     id,
   )
@@ -118,12 +122,19 @@ export async function deleteAudience(db: Db, projectId: string, id: string): Pro
         `Broadcast ${users[0]!.id} uses this audience; send, cancel or delete it first`,
       )
     }
-    await tx.$executeRawUnsafe('DELETE FROM audience_members WHERE audience_id = $1', id)
+    // The audience first: it waits for transactions adding members to it (requireAudience's
+    // lock), and the members' delete after it then sees what they committed.
     await tx.$executeRawUnsafe('DELETE FROM audiences WHERE id = $1', id)
+    await tx.$executeRawUnsafe('DELETE FROM audience_members WHERE audience_id = $1', id)
   })
 }
 
-/** Adds the project's contacts among `contactIds`; any other id is 404 `contact_not_found`. */
+/**
+ * Adds the project's contacts among `contactIds`; any other id is 404 `contact_not_found`. Run
+ * in a transaction: the contacts stay locked against deletion (FOR KEY SHARE) until the members
+ * are committed, and a deletion waiting for them then removes those members too (deleteContact
+ * deletes the contact first, its memberships after), so no member outlives its contact.
+ */
 export async function addMembers(
   db: Sql,
   projectId: string,
@@ -132,7 +143,7 @@ export async function addMembers(
 ): Promise<number> {
   const ids = [...new Set(contactIds)]
   const known = await db.$queryRawUnsafe<Array<{ id: string }>>(
-    'SELECT id FROM contacts WHERE project_id = $1 AND id = ANY($2::text[])',
+    'SELECT id FROM contacts WHERE project_id = $1 AND id = ANY($2::text[]) FOR KEY SHARE',
     projectId,
     ids,
   )

@@ -165,6 +165,8 @@ export async function deleteContact(db: Db, projectId: string, id: string): Prom
       id,
     )
     if (n === 0) throw fail('contact_not_found', `No contact with id '${id}'`)
+    // After the contact: its delete waited for transactions adding it to audiences (addMembers'
+    // lock), and this statement sees the members they committed.
     await tx.$executeRawUnsafe('DELETE FROM audience_members WHERE contact_id = $1', id)
   })
 }
