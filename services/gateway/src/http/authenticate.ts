@@ -25,7 +25,7 @@ const missing = () =>
 function bearer(req: Request): string {
   const h = req.get('authorization')
   if (!h) throw missing()
-  const m = /^\s*Bearer(?:\s+([^]*))?$/i.exec(h)
+  const m = /^\s*Bearer(?:\s+([\s\S]*))?$/i.exec(h)
   const token = m?.[1]?.trim()
   if (!token) throw missing()
   return token
