@@ -31,10 +31,11 @@ export interface RouteDef {
    */
   list?: 'all' | 'page'
   /**
-   * The body is an array whose items the handler checks one by one, answering an item's error
-   * in its place (the batch send): the gateway checks only its nesting, not its text.
+   * The handler checks its body's text itself (the sends, whose input check also serves
+   * MailerRpc and answers a batch item's error in its place): the gateway checks only the body's
+   * nesting, so the hot path does not walk the text twice.
    */
-  itemErrors?: boolean
+  checksText?: boolean
   body?: z.ZodType
   query?: z.ZodType
   response?: z.ZodType

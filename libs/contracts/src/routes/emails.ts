@@ -25,7 +25,7 @@ export const emailRoutes = [
     headers: ['idempotency-key'],
     summary:
       'Send up to 100 emails; one result or error per item, in input order ({ data }); ?dryRun=true only validates',
-    itemErrors: true,
+    checksText: true,
     body: BatchBody,
     query: BatchQuery,
     response: BatchResponse,
@@ -38,6 +38,7 @@ export const emailRoutes = [
     mirror: true,
     status: sendStatus,
     headers: ['idempotency-key'],
+    checksText: true,
     summary: 'Send an email: 202 queued/scheduled (live key), 200 test (test key)',
     body: SendEmailInput,
     response: SendResult,

@@ -9,7 +9,8 @@ export function parseSendInput(raw: unknown): SendEmailInput {
   if (raw === undefined || raw === null) throw new MailerError('missing_body', 'A JSON body is required')
   if (typeof raw !== 'object' || Array.isArray(raw))
     throw new MailerError('invalid_body', 'The body must be a JSON object')
-  // Also here for MailerRpc, whose input does not come through the gateway's body check.
+  // The gateway leaves this to the sends (RouteDef.checksText): one walk of the text, which also
+  // serves MailerRpc and each batch item.
   assertStorable(raw)
   const res = SendEmailInput.safeParse(raw)
   if (res.success) return res.data

@@ -44,7 +44,7 @@ export const forwardRoute =
       const body =
         def.method === 'GET' || (def.method === 'DELETE' && !def.body)
           ? undefined
-          : jsonBody(req, { itemErrors: def.itemErrors ?? false })
+          : jsonBody(req, { checksText: def.checksText ?? false })
       const message: RouteRequest = {
         caller,
         params,
