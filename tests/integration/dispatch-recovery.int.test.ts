@@ -115,4 +115,37 @@ describe('lost dispatch messages', () => {
     expect(await recovered()).toBe(before + 1)
     expect(await statusOf(justReleased)).toBe('queued')
   }, 60_000)
+
+  it('an email left sending by a dispatcher lost with its message is sent; one being sent is left alone', async () => {
+    const before = await recovered()
+    const email = (to: string) =>
+      seed.email(PROJECT, { from: 'hi@mail.recovery.test', to: [to], subject: 'Sending', text: 'x' })
+    // Claimed ten minutes ago by a dispatcher that died; its message is gone too (a NATS crash
+    // losing what it had acknowledged, a purged stream): nothing would ever redeliver it.
+    const stranded = await email('stranded@example.com')
+    await seed.sql(
+      `UPDATE emails SET status = 'sending', attempts = 1, queued_at = now() - interval '11 minutes',
+         claimed_at = now() - interval '10 minutes' WHERE id = $1`,
+      [stranded],
+    )
+    // Claimed just now: its dispatcher may be delivering it.
+    const inFlight = await email('in-flight@example.com')
+    await seed.sql(
+      `UPDATE emails SET status = 'sending', attempts = 1, queued_at = now() - interval '11 minutes',
+         claimed_at = now() WHERE id = $1`,
+      [inFlight],
+    )
+    try {
+      await waitFor(async () => (await statusOf(stranded)) === 'delivered', {
+        timeoutMs: 40_000,
+        what: 'the stranded email delivered',
+      })
+      expect(relay.deliveryCounts().get(`${stranded} stranded@example.com`)).toBe(1)
+      expect(await recovered()).toBe(before + 1)
+      expect(await statusOf(inFlight)).toBe('sending')
+      expect(relay.deliveryCounts().get(`${inFlight} in-flight@example.com`)).toBeUndefined()
+    } finally {
+      await seed.sql(`UPDATE emails SET status = 'canceled' WHERE id = $1`, [inFlight])
+    }
+  }, 60_000)
 })

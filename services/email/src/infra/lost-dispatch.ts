@@ -13,36 +13,63 @@ const BATCH = 500
  * everything published up to then has been handled. Such emails are handed to the due sweeper (`next_attempt_at = now()`),
  * which publishes their dispatch messages. A message published late (the outbox sweeper after a
  * NATS outage longer than the margin) only makes a second message, which finds nothing to claim.
+ *
+ * An email still `sending` whose claim is that old lost its dispatcher as well as its message (a
+ * live dispatcher keeps its message unacknowledged and its claim fresh until the outcome is
+ * written): it is queued again the same way, as the redelivered message would have had it taken
+ * over. Without this it stayed `sending` for good.
  */
 export function startLostDispatchSweep(ctx: EmailContext, everyMs = 15_000): Loop {
   const { rt } = ctx
   const recovered = rt.metrics.counter(
     'dispatch_recovered_total',
-    'Queued or deferred emails whose dispatch message was gone, handed to the due sweeper again',
+    'Emails whose dispatch message was gone (queued, deferred, or left sending by a dispatcher lost with it), handed to the due sweeper again',
   )
   return every(everyMs, 'lost dispatch sweep', rt.logger, async () => {
     const handled = await handledUpTo(ctx)
     if (!handled) return
-    for (;;) {
-      const n = await rt.db.$executeRawUnsafe(
+    const margin = rt.env.DISPATCH_RECOVERY_SECONDS
+    const queued = await inChunks(() =>
+      rt.db.$executeRawUnsafe(
         `UPDATE emails SET next_attempt_at = now() WHERE id IN (
            SELECT id FROM emails
            WHERE status IN ('queued', 'deferred') AND next_attempt_at IS NULL
              AND GREATEST(queued_at, released_at) < $2::timestamptz - make_interval(secs => $1::float8)
            ORDER BY GREATEST(queued_at, released_at) LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`,
-        rt.env.DISPATCH_RECOVERY_SECONDS,
+        margin,
         handled,
+      ),
+    )
+    // Through emails_sending_idx. The fencing token (claimed_at) is left as it is: a dispatcher
+    // that was only paused finds its claim gone (status) and records nothing.
+    const sending = await inChunks(() =>
+      rt.db.$executeRawUnsafe(
+        `UPDATE emails SET status = 'queued', next_attempt_at = now() WHERE id IN (
+           SELECT id FROM emails
+           WHERE status = 'sending' AND claimed_at < $2::timestamptz - make_interval(secs => $1::float8)
+           ORDER BY claimed_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)`,
+        margin,
+        handled,
+      ),
+    )
+    if (queued + sending > 0) {
+      recovered.inc(queued + sending)
+      rt.logger.warn(
+        { queued, sending },
+        'emails without a dispatch message on the way; dispatching them again',
       )
-      if (n > 0) {
-        recovered.inc(n)
-        rt.logger.warn(
-          { emails: n },
-          'queued emails without a dispatch message on the way; dispatching them again',
-        )
-      }
-      if (n < BATCH) return
     }
   })
+}
+
+/** Runs a statement of at most BATCH rows until it changes fewer; answers the rows changed. */
+async function inChunks(run: () => Promise<number>): Promise<number> {
+  let total = 0
+  for (;;) {
+    const n = await run()
+    total += n
+    if (n < BATCH) return total
+  }
 }
 
 /**

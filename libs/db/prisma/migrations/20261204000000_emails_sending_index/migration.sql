@@ -1,0 +1,12 @@
+-- Emails being sent, by the age of their claim: the lost-dispatch sweep's way to find an email
+-- left `sending` when both its dispatcher and its dispatch message were lost (NATS acknowledges a
+-- publish before the message reaches its disk, so a NATS crash can lose a message a dispatcher had
+-- just taken, and a purged or restored stream loses them all).
+-- No semicolon in these comments: `prisma migrate deploy` splits the file at every one.
+--
+-- Partial, like the other status indexes (20261128000000_emails_partial_indexes): an email enters
+-- it when claimed (a non-HOT update that already writes the table's other index entries) and
+-- leaves it for good at its outcome, so it holds about as many entries as emails in flight.
+-- Building it reads the whole table and holds writes to emails meanwhile (seconds per million
+-- rows): docs/operations.md says so for upgrades.
+CREATE INDEX "emails_sending_idx" ON "emails"("claimed_at") WHERE "status" = 'sending';
