@@ -103,4 +103,39 @@ describe('unstorable text and deep nesting', () => {
     expect(p.status).toBe(400)
     expect(p.body.error).toMatchObject({ code: 'invalid_query', param: 'cursor' })
   })
+
+  it('an instant PostgreSQL cannot compare (year 0, past 9999) in a filter or a cursor is a 400', async () => {
+    const cursor = (raw: string) => Buffer.from(raw).toString('base64url')
+    const emailId = 'email_01ARZ3NDEKTSV4RRFFQ69G5FAV'
+    for (const [path, param] of [
+      ['/v1/emails?since=0000-01-01T00:00:00Z', 'since'],
+      ['/v1/emails?until=9999-12-31T23:59:59-23:59', 'until'],
+      [`/v1/emails?cursor=${cursor(`-000001-01-01T00:00:00.000Z|${emailId}`)}`, 'cursor'],
+      [`/v1/emails?cursor=${cursor(`+275760-09-13T00:00:00.000Z|${emailId}`)}`, 'cursor'],
+      ['/v1/events?since=0000-01-01T00:00:00Z', 'since'],
+      ['/v1/events?until=0001-01-01T00:00:00%2B01:00', 'until'],
+      [`/v1/events?cursor=${cursor('+010000-01-01T00:00:00.000Z|evt_01ARZ3NDEKTSV4RRFFQ69G5FAV')}`, 'cursor'],
+    ]) {
+      const r = await client.get(path!, acme.live)
+      expect(r.status, path).toBe(400)
+      expect(r.body.error, path).toMatchObject({ code: 'invalid_query', param })
+    }
+    const admin = await client.get('/v1/admin/emails?since=0000-01-01T00:00:00Z', client.admin)
+    expect(admin.body.error).toMatchObject({ code: 'invalid_query', param: 'since' })
+    // The bounds themselves are fine.
+    expect((await client.get('/v1/emails?since=0001-01-01T00:00:00Z', acme.live)).status).toBe(200)
+    expect((await client.get('/v1/events?until=9999-12-31T23:59:59.999Z', acme.live)).status).toBe(200)
+  })
+
+  it('a suppression cursor holding a lone surrogate or year 0 is 400 invalid_query', async () => {
+    for (const raw of [
+      ['2026-01-01T00:00:00.000Z', 'a\ud800@x.test'],
+      ['0000-01-01T00:00:00.000Z', 'a@x.test'],
+    ]) {
+      const cursor = Buffer.from(JSON.stringify(raw)).toString('base64url')
+      const r = await client.get(`/v1/admin/suppressions?cursor=${cursor}`, client.admin)
+      expect(r.status, raw.join(' ')).toBe(400)
+      expect(r.body.error).toMatchObject({ code: 'invalid_query', param: 'cursor' })
+    }
+  })
 })

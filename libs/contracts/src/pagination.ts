@@ -1,7 +1,20 @@
 import { z } from 'zod'
 import { MailerError } from './errors.js'
 
-export const isoWithOffset = z.iso.datetime({ offset: true })
+// PostgreSQL has no year 0, and Prisma writes a year past 9999 as `+010000-…`, which it cannot
+// read: an instant outside these bounds was a 500 in a filter or a cursor.
+const FIRST_STORABLE_MS = Date.parse('0001-01-01T00:00:00.000Z')
+const LAST_STORABLE_MS = Date.parse('9999-12-31T23:59:59.999Z')
+
+/** An instant PostgreSQL can compare with a timestamp column (years 0001-9999, UTC). */
+export const isStorableInstant = (d: Date): boolean => {
+  const t = d.getTime()
+  return t >= FIRST_STORABLE_MS && t <= LAST_STORABLE_MS
+}
+
+export const isoWithOffset = z.iso
+  .datetime({ offset: true })
+  .refine((s) => isStorableInstant(new Date(s)), 'must be between 0001-01-01 and 9999-12-31 (UTC)')
 
 /** `limit` (1-100, default 25) and `cursor`, shared by every paginated list. */
 export function pageQuery(max = 100, dflt = 25) {
@@ -27,7 +40,7 @@ export function decodeCursor(s: string | undefined): Cursor | undefined {
   const [ts, id] = raw.split('|')
   const createdAt = new Date(ts ?? '')
   // An id is plain ASCII: anything else (a NUL, which PostgreSQL refuses) is not one of ours.
-  if (!id || !/^[\w-]{1,200}$/.test(id) || Number.isNaN(createdAt.getTime())) {
+  if (!id || !/^[\w-]{1,200}$/.test(id) || !isStorableInstant(createdAt)) {
     throw new MailerError('invalid_query', 'cursor is not a cursor this API returned', { param: 'cursor' })
   }
   return { createdAt, id }

@@ -1,8 +1,10 @@
 import {
+  isStorableInstant,
   MailerError,
   SUPPRESSION_REASONS,
   type SuppressionReason,
   type SuppressionRecord,
+  unstorablePart,
 } from '@mailer/contracts'
 import { type Db, Prisma } from '@mailer/db'
 
@@ -31,7 +33,8 @@ export function decodeSuppressionCursor(s: string): { createdAt: Date; address: 
   try {
     const [ts, address] = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as unknown[]
     const createdAt = new Date(String(ts))
-    if (typeof address === 'string' && !address.includes('\u0000') && !Number.isNaN(createdAt.getTime()))
+    // Text or an instant PostgreSQL cannot take (a NUL, a lone surrogate, year 0) was a 500.
+    if (typeof address === 'string' && !unstorablePart(address) && isStorableInstant(createdAt))
       return { createdAt, address }
   } catch {
     /* fall through */
