@@ -5,7 +5,8 @@ const now = new Date('2026-01-02T00:00:01.500Z')
 const email = (over: Partial<DevEmail> = {}): DevEmail => ({
   id: 'email_1',
   mode: 'live',
-  status: 'queued',
+  // Handed to the relay already: the usual target of a late delivery event.
+  status: 'sent',
   to: ['a@x.test', 'b@x.test'],
   createdAt: new Date('2026-01-02T00:00:00.000Z'),
   recipients: [
@@ -76,6 +77,29 @@ describe('planDevEvent', () => {
   it('keeps a test email test while its recipient moves', () => {
     const plan = planDevEvent(email({ mode: 'test', status: 'test' }), 'email.delivered', undefined, now)
     expect(plan.recipient?.status).toBe('delivered')
+    expect(plan.emailStatus).toBeNull()
+  })
+
+  it('keeps an email still in progress as it is while another recipient waits', () => {
+    for (const status of ['queued', 'scheduled', 'deferred', 'sending']) {
+      const plan = planDevEvent(email({ status }), 'email.bounced', 'a@x.test', now)
+      expect(plan.recipient?.status, status).toBe('bounced')
+      expect(plan.emailStatus, status).toBeNull()
+    }
+    const last = email({
+      status: 'queued',
+      recipients: [
+        { address: 'a@x.test', status: 'bounced' },
+        { address: 'b@x.test', status: 'queued' },
+      ],
+    })
+    expect(planDevEvent(last, 'email.delivered', 'b@x.test', now).emailStatus).toBe('bounced')
+  })
+
+  it('keeps a canceled email and its recipients as they were', () => {
+    const plan = planDevEvent(email({ status: 'canceled' }), 'email.delivered', undefined, now)
+    expect(plan.event.type).toBe('email.delivered')
+    expect(plan.recipient).toBeNull()
     expect(plan.emailStatus).toBeNull()
   })
 

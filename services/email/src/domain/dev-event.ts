@@ -3,9 +3,15 @@ import {
   advanceRecipient,
   deriveEmailStatus,
   type EmailStatus,
+  isTerminalRecipient,
   type NewEvent,
   type RecipientStatus,
 } from '@mailer/email-core'
+
+// Statuses the due sweeper and the dispatcher still act on (the dispatcher claims queued and
+// deferred emails, the sweeper queues scheduled ones): moving such an email to a derived status
+// while a recipient still waits would leave that recipient unsent for good.
+const IN_PROGRESS = new Set(['scheduled', 'queued', 'deferred', 'sending'])
 
 export interface DevEmail {
   id: string
@@ -71,9 +77,10 @@ const OUTCOMES: Record<DevEventType, Outcome> = {
 /**
  * Plans a fake event for one recipient of an email (the first `to` address when none is named):
  * the event as the dispatcher would record it (marked `dev: true`), the recipient's status moved
- * only up the ranking, the email's status derived again (a test email stays `test`), and the
- * suppression a hard bounce or a complaint adds. 400 `invalid_body` when `recipient` is not one
- * of the email's recipients.
+ * only up the ranking, the email's status derived again (a test email stays `test`, a canceled
+ * one `canceled` with its recipients as they were, one still in progress keeps its status until
+ * every recipient is final), and the suppression a hard bounce or a complaint adds. 400
+ * `invalid_body` when `recipient` is not one of the email's recipients.
  */
 export function planDevEvent(
   email: DevEmail,
@@ -108,7 +115,9 @@ export function planDevEvent(
   }
 
   const all = email.recipients.map((r) => (r.address === address ? status : (r.status as RecipientStatus)))
-  const changed = status !== current.status
+  // A canceled email never left: the fake goes on the timeline only.
+  const changed = status !== current.status && email.status !== 'canceled'
+  const waiting = IN_PROGRESS.has(email.status) && !all.every(isTerminalRecipient)
   return {
     event: { type, recipient: address, at: now, extra: { ...extra, dev: true } },
     recipient: changed
@@ -120,7 +129,7 @@ export function planDevEvent(
           bounceType: type === 'email.bounced' ? 'hard' : null,
         }
       : null,
-    emailStatus: changed && email.mode === 'live' ? deriveEmailStatus(all) : null,
+    emailStatus: changed && email.mode === 'live' && !waiting ? deriveEmailStatus(all) : null,
     suppress: type === 'email.bounced' ? 'hard_bounce' : type === 'email.complained' ? 'complaint' : null,
   }
 }
