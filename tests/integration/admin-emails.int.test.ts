@@ -191,6 +191,12 @@ describe('POST /v1/admin/dev/events (DEV_ROUTES=true)', () => {
       ['dev1@example.com', 'delivered'],
       ['dev2@example.com', 'queued'],
     ])
+    // The recipient keeps the delivery time, as a real delivery's does.
+    expect(got.recipients[0]).toMatchObject({
+      smtpStatus: 250,
+      deliveryMs: r.body.data.delivery.deliveryTimeMs,
+    })
+    expect(got.recipients[1].deliveryMs).toBeNull()
     expect(got.events.map((e: any) => e.id)).toContain(r.body.id)
 
     const delivered = await waitFor(

@@ -113,6 +113,16 @@ describe('planDevEvent', () => {
     expect(failed.emailStatus).toBe('failed')
   })
 
+  it('measures the delivery time from the scheduled time, clamped to what the column holds', () => {
+    const scheduledAt = new Date('2026-01-02T00:00:01.000Z')
+    const plan = planDevEvent(email({ scheduledAt }), 'email.bounced', undefined, now)
+    expect(plan.recipient?.deliveryMs).toBe(500)
+    expect(plan.event.extra).toMatchObject({ delivery: { deliveryTimeMs: 500 } })
+    const old = email({ createdAt: new Date('2025-01-01T00:00:00.000Z') })
+    expect(planDevEvent(old, 'email.delivered', undefined, now).recipient?.deliveryMs).toBe(2_147_483_647)
+    expect(planDevEvent(email(), 'email.deferred', undefined, now).recipient?.deliveryMs).toBeNull()
+  })
+
   it('refuses an address that is not a recipient', () => {
     expect(() => planDevEvent(email(), 'email.delivered', 'z@x.test', now)).toThrow(
       expect.objectContaining({ code: 'invalid_body', param: 'recipient' }),

@@ -19,6 +19,7 @@ export interface DevEmail {
   status: string
   to: string[]
   createdAt: Date
+  scheduledAt?: Date | null
   recipients: Array<{ address: string; status: string }>
 }
 
@@ -28,7 +29,12 @@ export interface RecipientChange {
   smtpStatus: number | null
   smtpResponse: string | null
   bounceType: string | null
+  /** Kept on the recipient for delivered and bounced, as the dispatcher does. */
+  deliveryMs: number | null
 }
+
+// What `email_recipients.delivery_ms` (int4) holds, as the dispatcher clamps it (about 24.8 days).
+const MAX_DELIVERY_MS = 2_147_483_647
 
 /** What one faked event changes, written in one transaction. */
 export interface DevEventPlan {
@@ -95,7 +101,9 @@ export function planDevEvent(
 
   const o = OUTCOMES[type]
   const status = advanceRecipient(current.status as RecipientStatus, o.status)
-  const deliveryTimeMs = Math.max(0, now.getTime() - email.createdAt.getTime())
+  // From the time the email was due (its scheduled time, if later), as the dispatcher measures it.
+  const due = Math.max(email.createdAt.getTime(), email.scheduledAt?.getTime() ?? 0)
+  const deliveryTimeMs = Math.min(MAX_DELIVERY_MS, Math.max(0, now.getTime() - due))
   const delivery = {
     status: o.status,
     provider: 'dev',
@@ -127,6 +135,7 @@ export function planDevEvent(
           smtpStatus: o.smtp?.[0] ?? null,
           smtpResponse: o.smtp?.[1] ?? null,
           bounceType: type === 'email.bounced' ? 'hard' : null,
+          deliveryMs: type === 'email.delivered' || type === 'email.bounced' ? deliveryTimeMs : null,
         }
       : null,
     emailStatus: changed && email.mode === 'live' && !waiting ? deriveEmailStatus(all) : null,

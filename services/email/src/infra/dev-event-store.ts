@@ -49,6 +49,7 @@ export class DevEventStore {
             smtpStatus: r.smtpStatus,
             smtpResponse: r.smtpResponse,
             ...(r.bounceType ? { bounceType: r.bounceType } : {}),
+            ...(r.deliveryMs !== null ? { deliveryMs: r.deliveryMs } : {}),
             lastEventAt: now,
           },
         })
