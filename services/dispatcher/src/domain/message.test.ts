@@ -49,10 +49,10 @@ describe('buildMessage', () => {
     expect(m.messageId).toBe(messageIdFor(email))
     expect(m.envelope).toEqual({ from: 'billing@Mail.Acme.test', to: ['c@x.test', 'hidden@x.test'] })
     expect(m).toMatchObject({
-      from: email.from,
+      from: { name: 'Acme Billing', address: 'billing@Mail.Acme.test' },
       to: ['a@x.test'],
       cc: ['c@x.test'],
-      replyTo: ['support@acme.test'],
+      replyTo: [{ name: '', address: 'support@acme.test' }],
     })
     // Bcc recipients are reached through the envelope only.
     expect(m.bcc).toBeUndefined()

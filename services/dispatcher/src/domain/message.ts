@@ -26,9 +26,19 @@ const StoredAttachments = z.array(
 
 /** The bare address of `From` (`Name <a@b.c>` → `a@b.c`). */
 export function senderAddress(from: string): string {
-  const parsed = parseMailbox(from)
-  if (!parsed) throw new RenderError(`unusable from address ${JSON.stringify(from)}`)
-  return parsed.address
+  return mailbox(from).address
+}
+
+/**
+ * A stored `Name <a@b.c>` as the one mailbox the email service checked. Handing nodemailer the
+ * text instead lets it parse the name again by its own rules, where `,` and `;` separate
+ * mailboxes: `ceo@bank.test, Bob <a@b.c>` became a From with a second, unchecked address. As an
+ * object, the name is quoted (or encoded) whatever it holds.
+ */
+function mailbox(value: string): Mail.Address {
+  const parsed = parseMailbox(value)
+  if (!parsed) throw new RenderError(`unusable address ${JSON.stringify(value)}`)
+  return { name: parsed.name ?? '', address: parsed.address }
 }
 
 /** The domain the email is sent from: Message-ID's right-hand side and the DKIM signing domain. */
@@ -59,7 +69,7 @@ export function buildMessage(
   if (!attachments.success) throw new RenderError('stored attachments do not match the attachment schema')
 
   const message: Mail.Options = {
-    from: email.from,
+    from: mailbox(email.from),
     to: email.to,
     subject: email.subject,
     messageId: messageIdFor(email),
@@ -69,7 +79,7 @@ export function buildMessage(
     xMailer: false,
   }
   if (email.cc.length) message.cc = email.cc
-  if (email.replyTo.length) message.replyTo = email.replyTo
+  if (email.replyTo.length) message.replyTo = email.replyTo.map(mailbox)
   if (content.html !== null) message.html = transformHtml(email, content.html, tracking)
   if (content.text !== null) message.text = content.text
   if (attachments.data.length) {
