@@ -58,3 +58,39 @@ describe('From and Reply-To display names', () => {
     }
   })
 })
+
+describe('custom headers', () => {
+  it('a header the service or the receiving servers own is invalid_header, not a second copy in the message', async () => {
+    const owned = [
+      'Sender',
+      'Return-Path',
+      'DKIM-Signature',
+      'Received',
+      'Authentication-Results',
+      'ARC-Seal',
+      'Resent-From',
+      'Content-Transfer-Encoding',
+      'Content-Disposition',
+    ]
+    for (const name of owned) {
+      const value = name === 'Content-Transfer-Encoding' ? 'base64' : 'ceo@bank.test'
+      const r = await client.post(
+        '/v1/emails',
+        live,
+        email(`Billing <billing@${domain}>`, { headers: { [name]: value } }),
+      )
+      expect(r.status, name).toBe(400)
+      expect(r.body.error, name).toMatchObject({ code: 'invalid_header', param: `headers.${name}` })
+    }
+  })
+
+  it('headers of the sender’s own (List-Unsubscribe, In-Reply-To, X-…) reach the relay as given', async () => {
+    const headers = {
+      'List-Unsubscribe': `<https://${domain}/u/1>`,
+      'In-Reply-To': `<abc@${domain}>`,
+      'X-Entity-Ref': 'r-1',
+    }
+    const head = headerBlock(await delivered(email(`Billing <billing@${domain}>`, { headers })))
+    for (const [k, v] of Object.entries(headers)) expect(head).toContain(`${k}: ${v}`)
+  })
+})

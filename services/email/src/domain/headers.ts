@@ -1,6 +1,7 @@
 import { fail } from '@mailer/contracts'
 
 const NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+/** The contract's reserved names: fields the service writes itself from the send input. */
 const RESERVED = new Set([
   'from',
   'to',
@@ -13,11 +14,31 @@ const RESERVED = new Set([
   'content-type',
   'mime-version',
 ])
+/**
+ * Fields nobody but the service or the receiving servers may write, refused the same way: a second
+ * sender (`Sender`, `Resent-*`) outside the domain check of `from`, a signature or trace a reader's
+ * client may trust (`DKIM-Signature`, `ARC-*`, `Authentication-Results`, `Received`,
+ * `Return-Path`), and MIME fields that would re-type the whole multipart body.
+ */
+const OWNED = new Set([
+  'sender',
+  'return-path',
+  'dkim-signature',
+  'received',
+  'authentication-results',
+  'arc-seal',
+  'arc-message-signature',
+  'arc-authentication-results',
+  'content-transfer-encoding',
+  'content-disposition',
+  'content-id',
+])
+const isOwned = (lower: string) => RESERVED.has(lower) || OWNED.has(lower) || lower.startsWith('resent-')
 const MAX_VALUE_BYTES = 2048
 
 /**
  * Custom headers (contract.md part 3): token names, values up to 2,048 bytes without CR/LF, and
- * none of the names the service writes itself. Every problem is `invalid_header`.
+ * none of the names the service (or a receiving server) writes. Every problem is `invalid_header`.
  */
 export function checkHeaders(raw: unknown): Record<string, string> {
   if (raw === undefined) return {}
@@ -28,7 +49,7 @@ export function checkHeaders(raw: unknown): Record<string, string> {
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     const param = `headers.${name}`
     if (!NAME_RE.test(name)) throw fail('invalid_header', `'${name}' is not a valid header name`, param)
-    if (RESERVED.has(name.toLowerCase()))
+    if (isOwned(name.toLowerCase()))
       throw fail('invalid_header', `${name} is set by the service and cannot be given`, param)
     if (typeof value !== 'string') throw fail('invalid_header', `${name} must be a string`, param)
     if (/[\r\n]/.test(value)) throw fail('invalid_header', `${name} cannot contain line breaks`, param)
