@@ -94,3 +94,40 @@ describe('custom headers', () => {
     for (const [k, v] of Object.entries(headers)) expect(head).toContain(`${k}: ${v}`)
   })
 })
+
+describe('control characters', () => {
+  const from = () => `Billing <billing@${domain}>`
+
+  it('in a subject or a custom header value are 400 (a tab is still text)', async () => {
+    for (const ch of ['\u0007', '\u000b', '\u001b', '\u007f']) {
+      const s = await client.post('/v1/emails', live, email(from(), { subject: `Hi${ch}there` }))
+      expect(s.status).toBe(400)
+      expect(s.body.error).toMatchObject({ code: 'invalid_body', param: 'subject' })
+      const h = await client.post('/v1/emails', live, email(from(), { headers: { 'X-Ref': `a${ch}b` } }))
+      expect(h.status).toBe(400)
+      expect(h.body.error).toMatchObject({ code: 'invalid_header', param: 'headers.X-Ref' })
+    }
+    const head = headerBlock(
+      await delivered(email(from(), { subject: 'Tab\there', headers: { 'X-Ref': 'a\tb' } })),
+    )
+    expect(head).toContain('Subject: Tab\there')
+    expect(head).toContain('X-Ref: a\tb')
+  })
+
+  it('that template data puts in a rendered subject never reach the relay', async () => {
+    const t = await client.post('/v1/templates', live, {
+      name: 'ctl-subject',
+      subject: 'Order {{ref}}',
+      html: '<p>{{ref}}</p>',
+    })
+    expect(t.status, JSON.stringify(t.body)).toBe(201)
+    const raw = await delivered({
+      from: from(),
+      to: 'alice@example.com',
+      template: 'ctl-subject',
+      data: { ref: 'A\u0007B\u001b[2JC' },
+    })
+    const subject = /^Subject: (.*)$/m.exec(headerBlock(raw))?.[1]
+    expect(subject).toBe('Order AB[2JC')
+  })
+})

@@ -54,6 +54,13 @@ const listOf = <T extends z.ZodType>(item: T, min = 0) =>
     z.array(item).min(min, `needs at least ${min} address`),
   )
 const noLineBreaks = (s: string) => !/[\r\n]/.test(s)
+/**
+ * Control characters other than tab (line breaks are refused on their own, with their own
+ * message): nodemailer writes ASCII ones into a header as they are (only non-ASCII text is
+ * encoded), and no header may hold them (RFC 5322 allows VCHAR and WSP).
+ */
+export const CONTROL_CHARS_RE = /(?!\t)\p{Cc}/u
+const noControls = (s: string) => !CONTROL_CHARS_RE.test(s)
 const noNul = (s: string) => !s.includes('\u0000')
 
 /**
@@ -68,7 +75,13 @@ export const SendEmailInput = z
     cc: listOf(address).optional(),
     bcc: listOf(address).optional(),
     replyTo: listOf(mailbox).optional(),
-    subject: z.string().min(1).max(998).refine(noLineBreaks, 'subject cannot contain line breaks').optional(),
+    subject: z
+      .string()
+      .min(1)
+      .max(998)
+      .refine(noLineBreaks, 'subject cannot contain line breaks')
+      .refine(noControls, 'subject cannot contain control characters')
+      .optional(),
     html: z.string().optional(),
     text: z.string().optional(),
     template: z.string().min(1).max(100).optional(),

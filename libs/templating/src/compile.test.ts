@@ -46,6 +46,11 @@ describe('renderTemplate', () => {
     expect(out.subject).toBe('Hi x Bcc: evil@example.com')
   })
 
+  it('drops control characters from a rendered subject, keeping tabs', () => {
+    const out = renderTemplate({ subject: 'Hi {{name}}' }, { name: 'a\u0007b\u001b[2J\tc\u007f' })
+    expect(out.subject).toBe('Hi ab[2J\tc')
+  })
+
   it('renders missing variables as empty and returns null for absent parts', () => {
     expect(renderTemplate({ subject: 'Hi {{name}}!' }, {})).toEqual({
       subject: 'Hi !',

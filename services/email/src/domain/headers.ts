@@ -1,4 +1,4 @@
-import { fail } from '@mailer/contracts'
+import { CONTROL_CHARS_RE, fail } from '@mailer/contracts'
 
 const NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 /** The contract's reserved names: fields the service writes itself from the send input. */
@@ -37,7 +37,7 @@ const isOwned = (lower: string) => RESERVED.has(lower) || OWNED.has(lower) || lo
 const MAX_VALUE_BYTES = 2048
 
 /**
- * Custom headers (contract.md part 3): token names, values up to 2,048 bytes without CR/LF, and
+ * Custom headers (contract.md part 3): token names, values up to 2,048 bytes without CR/LF or other control characters (a tab is text), and
  * none of the names the service (or a receiving server) writes. Every problem is `invalid_header`.
  */
 export function checkHeaders(raw: unknown): Record<string, string> {
@@ -53,6 +53,8 @@ export function checkHeaders(raw: unknown): Record<string, string> {
       throw fail('invalid_header', `${name} is set by the service and cannot be given`, param)
     if (typeof value !== 'string') throw fail('invalid_header', `${name} must be a string`, param)
     if (/[\r\n]/.test(value)) throw fail('invalid_header', `${name} cannot contain line breaks`, param)
+    if (CONTROL_CHARS_RE.test(value))
+      throw fail('invalid_header', `${name} cannot contain control characters`, param)
     if (Buffer.byteLength(value, 'utf8') > MAX_VALUE_BYTES) {
       throw fail('invalid_header', `${name} is longer than ${MAX_VALUE_BYTES} bytes`, param)
     }
