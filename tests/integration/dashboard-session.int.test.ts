@@ -164,6 +164,22 @@ describe('sign-in', () => {
       ).status,
     ).toBe(200)
   })
+  it('counts the address the ingress saw: a guesser rewriting its own X-Forwarded-For entries is still limited', async () => {
+    // The ingress appends the address it saw to whatever the client sent; everything to its left
+    // is the client's own writing, a new "address" on every try.
+    const via = (i: number) => ({ origin, 'x-forwarded-for': `198.51.100.${i}, 10.0.4.1` })
+    for (let i = 0; i < 10; i++)
+      expect(
+        (await call('POST', '/dashboard/api/session', { body: { key: `guess-${i}` }, headers: via(i) }))
+          .status,
+      ).toBe(401)
+    const limited = await call('POST', '/dashboard/api/session', {
+      body: { key: ADMIN_KEY },
+      headers: via(10),
+    })
+    expect(limited.status).toBe(429)
+    expect(limited.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limited' })
+  })
 })
 
 describe('the admin API behind the session', () => {

@@ -36,6 +36,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   // API answers are never revalidated (no If-None-Match on POST /v1/emails): hashing every body
   // for an ETag was CPU spent for nothing. Static dashboard files keep theirs (serve-static).
   app.set('etag', false)
+  // A hop count (env.ts): 0 turns X-Forwarded-* off altogether.
   app.set('trust proxy', env.TRUST_PROXY)
   app.use(requestId)
   app.use(httpMetrics(rt.metrics))

@@ -11,8 +11,19 @@ export const gatewayEnv = baseEnv.extend({
   AUTH_TIMEOUT_MS: envInt(1_500, 100, 60_000),
   /** How long a request waits for the owning service before answering 503. */
   UPSTREAM_TIMEOUT_MS: envInt(10_000, 100, 120_000),
-  /** Honour X-Forwarded-* from the ingress. */
-  TRUST_PROXY: envBool(true),
+  /**
+   * How many proxies (the ingress, a load balancer before it) stand in front of the gateway and
+   * append to X-Forwarded-For: the client's address is the entry that many from the right, and
+   * X-Forwarded-Proto/Host are honoured. `true`/`yes` mean 1, `false`/`no` 0. A count, not
+   * "trust everything": with that, the address was the leftmost entry, which the client writes
+   * itself, so the dashboard's sign-in limiter could be dodged by changing it on every try.
+   */
+  TRUST_PROXY: z
+    .string()
+    .default('1')
+    .transform((v) => ({ true: '1', yes: '1', false: '0', no: '0' })[v.toLowerCase()] ?? v)
+    .pipe(z.string().regex(/^([0-9]|10)$/, 'must be true, false or a number of proxies from 0 to 10'))
+    .transform(Number),
   /** Serve the operator dashboard at /dashboard (sign-in with ADMIN_API_KEY). */
   DASHBOARD_ENABLED: envBool(true),
   /** The built dashboard (`index.html` and `assets/`); default services/gateway/dashboard/dist. */
