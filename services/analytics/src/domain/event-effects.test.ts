@@ -24,10 +24,11 @@ const msg = (
   },
 })
 
+/** The effect of the event's own counter (a bounce also counts its email's sends). */
 const effect = (m: EventMessage) => {
   const c = classify(m)
   if (c.kind !== 'counted') throw new Error(`expected counted, got ${c.kind}`)
-  return c.effect
+  return c.effects.at(-1)!
 }
 
 describe('classify', () => {
@@ -69,9 +70,14 @@ describe('classify', () => {
   it('keys outcomes once per email and recipient, clicks per event', () => {
     const a = effect(msg('email.sent', {}, { id: 'evt_a' }))
     const b = effect(msg('email.sent', {}, { id: 'evt_b' }))
-    expect(a.key).toBe('email.sent|email_1|Bob@Example.COM')
+    // One send key per email, whatever recipient a (dev-route) sent event names.
+    expect(a.key).toBe('email.sent|email_1|*')
     expect(b.key).toBe(a.key)
-    expect(effect(msg('email.sent', { recipient: 'c@d.e' })).key).not.toBe(a.key)
+    expect(effect(msg('email.sent', { recipient: 'c@d.e' })).key).toBe(a.key)
+    expect(effect(msg('email.delivered')).key).toBe('email.delivered|email_1|Bob@Example.COM')
+    expect(effect(msg('email.delivered', { recipient: 'c@d.e' })).key).not.toBe(
+      effect(msg('email.delivered')).key,
+    )
     expect(effect(msg('email.failed', { recipient: null })).key).toBe('email.failed|email_1|*')
     expect(effect(msg('email.clicked', {}, { id: 'evt_c1' })).key).toBe('evt_c1')
   })
@@ -113,9 +119,12 @@ describe('domainOf', () => {
 
 describe('clean', () => {
   it('drops NUL (PostgreSQL text cannot hold it) from keys and dimension values', () => {
-    const e = effect(msg('email.sent', { recipient: 'a\u0000@b.c', tags: { 'k\u0000': 'v' } }))
-    expect(e.key).toBe('email.sent|email_1|a@b.c')
+    const e = effect(msg('email.sent', { emailId: 'email_\u00001', tags: { 'k\u0000': 'v' } }))
+    expect(e.key).toBe('email.sent|email_1|*')
     expect(e.dimensions).toEqual([{ kind: 'tag', value: 'k:v' }])
+    expect(effect(msg('email.delivered', { recipient: 'a\u0000@b.c' })).key).toBe(
+      'email.delivered|email_1|a@b.c',
+    )
     expect(effect(msg('email.bounced', { recipient: 'a@b\u0000.c' })).dimensions).toEqual([
       { kind: 'bounced_domain', value: 'b.c' },
     ])
@@ -140,6 +149,25 @@ describe('email.sent with several recipients', () => {
         },
       },
     })
-    expect(r.kind === 'counted' && r.effect.amount).toBe(3)
+    expect(r.kind === 'counted' && r.effects[0]!.amount).toBe(3)
+  })
+
+  it('a bounce also counts the sends of its email, under the same key as email.sent', () => {
+    const r = classify(msg('email.bounced', { recipientCount: 2, tags: { plan: 'pro' } }))
+    if (r.kind !== 'counted') throw new Error(r.kind)
+    expect(r.effects).toEqual([
+      expect.objectContaining({
+        key: 'email.sent|email_1|*',
+        counter: 'sent',
+        amount: 2,
+        dimensions: [{ kind: 'tag', value: 'plan:pro' }],
+      }),
+      expect.objectContaining({
+        key: 'email.bounced|email_1|Bob@Example.COM',
+        counter: 'bounced',
+        amount: 1,
+      }),
+    ])
+    expect(effect(msg('email.sent')).key).toBe(r.effects[0]!.key)
   })
 })

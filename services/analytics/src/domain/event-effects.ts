@@ -48,10 +48,12 @@ export interface Effect {
   deliveryMs: number | null
   /** Per-day dimensions: `tag` (`key:value`, on sent) and `bounced_domain` (on bounced). */
   dimensions: Dimension[]
+  /** The sends a bounce also counts: usually already counted, which is no duplicate event. */
+  derived?: true
 }
 
 export type Classified =
-  | { kind: 'counted'; effect: Effect }
+  | { kind: 'counted'; effects: Effect[] }
   | { kind: 'ignored' }
   | { kind: 'invalid'; reason: string }
 
@@ -74,7 +76,32 @@ function deliveryMsOf(data: Record<string, unknown>): number | null {
   return isRecordable(ms) ? ms : null
 }
 
-/** Decides what an (already schema-valid) event message does to the aggregates. */
+const tagsOf = (data: EventMessage['event']['data']): Dimension[] =>
+  Object.entries(data.tags).map(([k, v]) => ({ kind: 'tag' as const, value: clean(`${k}:${v}`) }))
+
+/**
+ * The sends of an email: one key per email (`email.sent` is one event per email, whatever
+ * recipient a dev-route event names), counting its recipients, with its tags.
+ */
+function sendsOf(projectId: string, data: EventMessage['event']['data'], at: Date): Effect {
+  return {
+    projectId,
+    key: `email.sent|${data.emailId}|*`.replaceAll('\u0000', ''),
+    at,
+    counter: 'sent',
+    amount: recipientCountOf(data),
+    deliveryMs: null,
+    dimensions: tagsOf(data),
+  }
+}
+
+/**
+ * Decides what an (already schema-valid) event message does to the aggregates. A bounce also
+ * counts its email's sends: the relay answered for those recipients, but an email whose
+ * recipients all bounced never gets `email.sent` (that needs one accepted), and without its
+ * sends a project's bounce rate would leave out exactly the emails that bounced. Both share the
+ * send key, so an email with `email.sent` and bounces counts its sends once, whichever comes first.
+ */
 export function classify(msg: EventMessage): Classified {
   const { event, projectId } = msg
   const counter = COUNTER_BY_TYPE[event.type]
@@ -84,37 +111,31 @@ export function classify(msg: EventMessage): Classified {
   if (Number.isNaN(at.getTime())) return { kind: 'invalid', reason: 'createdAt is not a date' }
   const year = at.getUTCFullYear()
   if (year < 2000 || year > 9999) return { kind: 'invalid', reason: 'createdAt is out of range' }
+  if (counter === 'sent') return { kind: 'counted', effects: [sendsOf(projectId, event.data, at)] }
+
   const recipient = event.data.recipient
   const key = (
     EVERY_EVENT_COUNTS.has(event.type) ? event.id : `${event.type}|${event.data.emailId}|${recipient ?? '*'}`
   ).replaceAll('\u0000', '')
-
   const dimensions: Dimension[] = []
-  if (counter === 'sent') {
-    for (const [k, v] of Object.entries(event.data.tags)) {
-      dimensions.push({ kind: 'tag', value: clean(`${k}:${v}`) })
-    }
-  } else if (counter === 'bounced') {
-    const domain = domainOf(recipient)
-    if (domain) dimensions.push({ kind: 'bounced_domain', value: domain })
+  const domain = counter === 'bounced' ? domainOf(recipient) : null
+  if (domain) dimensions.push({ kind: 'bounced_domain', value: domain })
+  const effect: Effect = {
+    projectId,
+    key,
+    at,
+    counter,
+    amount: 1,
+    deliveryMs: counter === 'delivered' ? deliveryMsOf(event.data) : null,
+    dimensions,
   }
-  return {
-    kind: 'counted',
-    effect: {
-      projectId,
-      key,
-      at,
-      counter,
-      amount: counter === 'sent' ? recipientCountOf(event.data) : 1,
-      deliveryMs: counter === 'delivered' ? deliveryMsOf(event.data) : null,
-      dimensions,
-    },
-  }
+  if (counter !== 'bounced') return { kind: 'counted', effects: [effect] }
+  return { kind: 'counted', effects: [{ ...sendsOf(projectId, event.data, at), derived: true }, effect] }
 }
 
 /**
  * `email.sent` is one event per email; it counts as many sends as the email had recipients
- * (`recipientCount`), so that per-recipient outcomes divided by `sent` stay rates.
+ * (`recipientCount`, also on bounces), so that per-recipient outcomes divided by `sent` stay rates.
  */
 function recipientCountOf(data: Record<string, unknown>): number {
   const n = data.recipientCount

@@ -87,7 +87,7 @@ function read(msg: JsMsg): { item: Item; rejected: string[] } | { invalid: strin
       continue
     }
     item.types.push(event.event.type)
-    if (classified.kind === 'counted') item.effects.push(classified.effect)
+    if (classified.kind === 'counted') item.effects.push(...classified.effects)
   }
   return { item, rejected }
 }
@@ -137,7 +137,8 @@ export async function startIngest(
       msg.ack()
       for (const type of types) m.ingested.inc({ type: typeLabel(type) })
     }
-    m.duplicates.inc(effects.length - counted.length)
+    const own = (list: Effect[]) => list.filter((e) => !e.derived).length
+    m.duplicates.inc(own(effects) - own(counted))
     const newest = Math.max(0, ...effects.map((e) => e.at.getTime()))
     if (newest > 0) m.lag.set(Math.max(0, (Date.now() - newest) / 1000))
   }

@@ -91,6 +91,7 @@ describe('planOutcome', () => {
     expect(bounce.recipient).toBe('nobody@x.test')
     expect(bounce.extra).toMatchObject({
       bounce: { type: 'hard', reason: '550 5.1.1 User unknown' },
+      recipientCount: 2,
       delivery: { status: 'bounced', smtpStatusCode: 550 },
       terminal: true,
     })

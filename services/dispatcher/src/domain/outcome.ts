@@ -124,10 +124,13 @@ export function planOutcome(input: PlanInput): Plan {
       perRecipient.push({
         type: 'email.bounced',
         recipient: reply.address,
+        // An email whose recipients all bounce gets no `email.sent`: analytics counts its sends
+        // from the bounce instead, so it needs the email's recipient count here too.
         extra: {
           delivery: delivery('bounced'),
           bounce: { type: 'hard', reason: reply.text },
           terminal: true,
+          recipientCount: input.recipients.length,
         },
       })
       outcomes.push('bounced')
