@@ -102,6 +102,11 @@ describe('analytics of real traffic', () => {
     expect(r.body.complaintRate).toBe(0)
     expect(r.body.p50DeliveryMs).toEqual(expect.any(Number))
     expect(r.body.p95DeliveryMs).toBeGreaterThanOrEqual(r.body.p50DeliveryMs)
+    // Tags count per sent recipient, like `sent`: plan:pro on 1 + 3 recipients, plan:free on 1.
+    expect(r.body.topTags).toEqual([
+      { value: 'plan:pro', count: 4 },
+      { value: 'plan:free', count: 1 },
+    ])
     expect(r.body.topBouncedDomains).toEqual([{ value: 'dead.example', count: 2 }])
   })
 })

@@ -73,13 +73,15 @@ describe('aggregate', () => {
     const { dimensions } = aggregate([
       e({ dimensions: [tag] }),
       e({ dimensions: [tag, { kind: 'tag', value: 'kind:welcome' }] }),
+      // An email sent to three recipients: its tags count three sends, like `sent`.
+      e({ amount: 3, dimensions: [tag] }),
       e({ at: new Date('2026-03-11T01:00:00Z'), dimensions: [tag] }),
       e({ counter: 'bounced', dimensions: [{ kind: 'bounced_domain', value: 'x.io' }] }),
     ])
     expect(dimensions).toEqual([
       { projectId: 'proj_a', day: '2026-03-10', kind: 'bounced_domain', value: 'x.io', count: 1 },
       { projectId: 'proj_a', day: '2026-03-10', kind: 'tag', value: 'kind:welcome', count: 1 },
-      { projectId: 'proj_a', day: '2026-03-10', kind: 'tag', value: 'plan:pro', count: 2 },
+      { projectId: 'proj_a', day: '2026-03-10', kind: 'tag', value: 'plan:pro', count: 5 },
       { projectId: 'proj_a', day: '2026-03-11', kind: 'tag', value: 'plan:pro', count: 1 },
     ])
   })

@@ -72,8 +72,9 @@ export function aggregate(effects: Effect[]): { buckets: BucketDelta[]; dimensio
     for (const d of e.dimensions) {
       const id = `${e.projectId}\u0000${day}\u0000${d.kind}\u0000${d.value}`
       const row = dims.get(id)
-      if (row) row.count += 1
-      else dims.set(id, { projectId: e.projectId, day, kind: d.kind, value: d.value, count: 1 })
+      // Per unit counted: a tag of an email sent to three recipients counts three sends.
+      if (row) row.count += e.amount
+      else dims.set(id, { projectId: e.projectId, day, kind: d.kind, value: d.value, count: e.amount })
     }
   }
   const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
