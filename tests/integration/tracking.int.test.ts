@@ -178,6 +178,40 @@ describe('click tracking', () => {
   })
 })
 
+describe('click tracking of escaped links', () => {
+  it('redirects to the URL a mail client would open, whatever the character references', async () => {
+    // Handlebars escapes `=` as `&#x3D;` in {{url}}: a template link is the usual way to get one.
+    const made = await client.post('/v1/templates', acme.live, {
+      name: 'tracked-link',
+      subject: 'Your link',
+      html: '<p><a href="{{url}}">Open</a></p>',
+    })
+    expect(made.status).toBe(201)
+    const target = 'https://shop.example/item?a=1&b=2'
+    const sent = await client.post('/v1/emails', acme.live, {
+      from: acme.from,
+      to: 'ann@example.com',
+      template: 'tracked-link',
+      data: { url: target },
+      trackClicks: true,
+    })
+    expect(sent.status).toBe(202)
+    const d = await waitFor(() => relay.forEmail(sent.body.id)[0], { timeoutMs: 15_000, what: 'delivery' })
+    const html = String((await simpleParser(d.raw)).html)
+    const link = /<a href="([^"]+\/t\/c\/[^"]+)"/.exec(html)![1]!
+    expect((await follow(link)).headers.get('location')).toBe(target)
+
+    // Numeric references (decimal or hex, with or without `;`) and named ones, as HTML reads them.
+    const { html: html2 } = await sendAndReceive({
+      to: 'ann@example.com',
+      html: '<a href="https://shop.example/p?q&#61;1&#x26;r&equals;2&amp;s=3">x</a>',
+      trackClicks: true,
+    })
+    const link2 = /<a href="([^"]+\/t\/c\/[^"]+)"/.exec(html2)![1]!
+    expect((await follow(link2)).headers.get('location')).toBe('https://shop.example/p?q=1&r=2&s=3')
+  })
+})
+
 describe('without tracking', () => {
   it('delivers the html untouched', async () => {
     const html = '<p><a href="https://plain.example/">plain</a></p>'

@@ -14,14 +14,59 @@ const MAX_TRACKED_URL = 2048
 const ANCHOR_RE = /<a\b[^>]*>/gi
 const HREF_RE = /(\shref\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))/i
 
-/** `&amp;` and friends as they appear in attribute values, back to the URL they stand for. */
+/**
+ * Named references a URL can hold (HTML's full table has 2,000+; an unknown name is left as it
+ * is, as browsers do). Names are case-sensitive, with the few upper-case legacy spellings.
+ */
+const NAMED: Readonly<Record<string, string>> = {
+  amp: '&',
+  AMP: '&',
+  quot: '"',
+  QUOT: '"',
+  apos: "'",
+  lt: '<',
+  LT: '<',
+  gt: '>',
+  GT: '>',
+  equals: '=',
+  sol: '/',
+  colon: ':',
+  quest: '?',
+  num: '#',
+  percnt: '%',
+  plus: '+',
+  commat: '@',
+  excl: '!',
+  dollar: '$',
+  lpar: '(',
+  rpar: ')',
+  ast: '*',
+  comma: ',',
+  period: '.',
+  semi: ';',
+  lowbar: '_',
+  tilde: '~',
+  lsqb: '[',
+  rsqb: ']',
+  nbsp: '\u00a0',
+}
+
+const REF_RE = /&(?:#(\d+);?|#[xX]([0-9a-fA-F]+);?|([A-Za-z]+);)/g
+
+/**
+ * The URL an attribute value stands for, as a mail client reads it: every numeric character
+ * reference (decimal or hex, `;` optional) and the named ones a URL can hold. Template engines
+ * escape more than `&`: Handlebars writes `=` as `&#x3D;`, so a link made with `{{url}}` would
+ * otherwise redirect to `?a&#x3D;1` instead of `?a=1`.
+ */
 function decodeAttr(s: string): string {
-  return s
-    .replace(/&(amp|#38|#x26);/gi, '&')
-    .replace(/&(quot|#34|#x22);/gi, '"')
-    .replace(/&(#39|#x27|apos);/gi, "'")
-    .replace(/&(lt|#60);/gi, '<')
-    .replace(/&(gt|#62);/gi, '>')
+  return s.replace(REF_RE, (whole, dec?: string, hex?: string, name?: string) => {
+    if (name !== undefined) return NAMED[name] ?? whole
+    const cp = dec !== undefined ? Number.parseInt(dec, 10) : Number.parseInt(hex!, 16)
+    // NUL, surrogates and values past Unicode are the replacement character in HTML.
+    const valid = cp > 0 && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff)
+    return String.fromCodePoint(valid ? cp : 0xfffd)
+  })
 }
 
 /**
