@@ -212,6 +212,30 @@ describe('click tracking of escaped links', () => {
   })
 })
 
+describe('click tracking of long links', () => {
+  it('never turns a working link into a "Link not found" page', async () => {
+    // 1,500 characters, but 3,000 bytes of UTF-8: wrapped, its token would be too long to verify.
+    const long = `https://shop.example/${'ü'.repeat(1500)}`
+    const short = 'https://shop.example/short'
+    const { html } = await sendAndReceive({
+      to: 'ann@example.com',
+      html: `<a href="${long}">long</a> <a href="${short}">short</a>`,
+      trackClicks: true,
+    })
+    const hrefs = [...html.matchAll(/<a href="([^"]+)"/g)].map((m) => m[1]!)
+    expect(hrefs).toHaveLength(2)
+    for (const href of hrefs) {
+      if (!href.startsWith(`${PUBLIC_URL}/t/c/`)) {
+        expect(href).toBe(long)
+        continue
+      }
+      const r = await follow(href)
+      expect(r.status, href.slice(0, 80)).toBe(302)
+    }
+    expect(hrefs[1]!.startsWith(`${PUBLIC_URL}/t/c/`)).toBe(true)
+  })
+})
+
 describe('without tracking', () => {
   it('delivers the html untouched', async () => {
     const html = '<p><a href="https://plain.example/">plain</a></p>'

@@ -8,8 +8,14 @@ export interface TrackingLinks {
   isOwnUrl(url: string): boolean
 }
 
-/** URLs longer than this are left as they are: wrapped, they would only get longer. */
+/**
+ * URLs longer than this, in bytes as the token carries them (UTF-8, JSON-escaped), are left as
+ * they are: wrapped, they would only get longer, and the gateway refuses tokens over 4,096
+ * characters. Counted in characters, 1,500 non-ASCII ones made a token the gateway answers
+ * with "Link not found".
+ */
 const MAX_TRACKED_URL = 2048
+const tokenBytes = (url: string): number => Buffer.byteLength(JSON.stringify(url), 'utf8')
 
 const ANCHOR_RE = /<a\b[^>]*>/gi
 const HREF_RE = /(\shref\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))/i
@@ -82,7 +88,7 @@ export function transformHtml(email: ClaimedEmail, html: string, links: Tracking
     out = out.replace(ANCHOR_RE, (tag) =>
       tag.replace(HREF_RE, (whole, lead: string, dq?: string, sq?: string, bare?: string) => {
         const url = decodeAttr((dq ?? sq ?? bare ?? '').trim())
-        if (!/^https?:\/\/[^\s]+$/i.test(url) || url.length > MAX_TRACKED_URL || links.isOwnUrl(url))
+        if (!/^https?:\/\/[^\s]+$/i.test(url) || tokenBytes(url) > MAX_TRACKED_URL || links.isOwnUrl(url))
           return whole
         return `${lead}"${links.clickUrl(email.id, url)}"`
       }),
