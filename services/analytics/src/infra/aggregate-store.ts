@@ -162,6 +162,26 @@ export class AggregateStore {
     return rows.map((r) => ({ value: r.value, count: Number(r.count) }))
   }
 
+  /**
+   * Deletes per-day dimension rows of UTC days before the last `days` (the longest range): no
+   * report reads them again, and their number grows with the tag values sent (a tag per order
+   * or user makes a row per email), not with time. A chunk at a time; returns how many.
+   */
+  async pruneDimensions(days: number, chunk = 10_000): Promise<number> {
+    let total = 0
+    for (;;) {
+      const n = await this.db.$executeRawUnsafe(
+        `DELETE FROM analytics_dimensions WHERE ctid IN (
+           SELECT ctid FROM analytics_dimensions
+           WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int LIMIT $2)`,
+        days,
+        chunk,
+      )
+      total += n
+      if (n < chunk) return total
+    }
+  }
+
   /** Deletes idempotency keys older than `days`, a chunk at a time; returns how many. */
   async pruneProcessed(days: number, chunk = 10_000): Promise<number> {
     let total = 0
