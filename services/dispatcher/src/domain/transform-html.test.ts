@@ -47,4 +47,18 @@ describe('transformHtml', () => {
     const bare = transformHtml(email(true, false), '<p>hi</p>', links)
     expect(bare.startsWith('<p>hi</p><img src="https://mail.example.com/t/o/')).toBe(true)
   })
+
+  it('reads the tag attribute by attribute: href=… or > inside another value is text, not the link', () => {
+    const tricky =
+      '<a title="see href=https://decoy.example/ and a > b" data-x=\'href="http://decoy.example"\' HREF="https://real.example/p">x</a>'
+    const out = transformHtml(email(false, true), tricky, links)
+    expect(
+      out.startsWith(
+        '<a title="see href=https://decoy.example/ and a > b" data-x=\'href="http://decoy.example"\' href="https://mail.example.com/t/c/',
+      ),
+    ).toBe(true)
+    const href = /href="(https:\/\/mail\.example\.com\/t\/c\/[^"]+)"/.exec(out)![1]!
+    expect(clickTarget(href)?.url).toBe('https://real.example/p')
+    expect(out.endsWith('">x</a>')).toBe(true)
+  })
 })

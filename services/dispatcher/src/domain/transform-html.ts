@@ -17,8 +17,12 @@ export interface TrackingLinks {
 const MAX_TRACKED_URL = 2048
 const tokenBytes = (url: string): number => Buffer.byteLength(JSON.stringify(url), 'utf8')
 
-const ANCHOR_RE = /<a\b[^>]*>/gi
-const HREF_RE = /(\shref\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))/i
+// An opening <a> tag, quoted values (which may hold `>`) taken whole.
+const ANCHOR_RE = /<a\b(?:[^>"']|"[^"]*"|'[^']*')*>/gi
+// One attribute of a tag: its name and its value (double-quoted, single-quoted or bare), read in
+// turn from the tag's start, so text inside another attribute's value (`title="see href=…"`) is
+// never taken for an attribute.
+const ATTR_RE = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g
 
 /**
  * Named references a URL can hold (HTML's full table has 2,000+; an unknown name is left as it
@@ -76,6 +80,22 @@ function decodeAttr(s: string): string {
 }
 
 /**
+ * The tag with its `href` (the first, as browsers read a repeated one) replaced by what `rewrite`
+ * answers for the URL it stands for; unchanged when it answers null or the tag has no href.
+ */
+function withHref(tag: string, rewrite: (url: string) => string | null): string {
+  const attrs = new RegExp(ATTR_RE)
+  attrs.lastIndex = 2 // past `<a`
+  for (let m = attrs.exec(tag); m; m = attrs.exec(tag)) {
+    if (m[1]!.toLowerCase() !== 'href') continue
+    const value = m[2] ?? m[3] ?? m[4]
+    const next = value === undefined ? null : rewrite(decodeAttr(value.trim()))
+    return next === null ? tag : `${tag.slice(0, m.index)}href="${next}"${tag.slice(m.index + m[0].length)}`
+  }
+  return tag
+}
+
+/**
  * The step of the render pipeline where open and click tracking rewrite the HTML: with
  * `trackClicks`, every `<a href="http(s)://…">` points at the click route (the original URL is
  * inside the signed token); with `trackOpens`, a 1×1 pixel is added before `</body>` (or at the
@@ -86,12 +106,11 @@ export function transformHtml(email: ClaimedEmail, html: string, links: Tracking
   let out = html
   if (email.trackClicks) {
     out = out.replace(ANCHOR_RE, (tag) =>
-      tag.replace(HREF_RE, (whole, lead: string, dq?: string, sq?: string, bare?: string) => {
-        const url = decodeAttr((dq ?? sq ?? bare ?? '').trim())
-        if (!/^https?:\/\/[^\s]+$/i.test(url) || tokenBytes(url) > MAX_TRACKED_URL || links.isOwnUrl(url))
-          return whole
-        return `${lead}"${links.clickUrl(email.id, url)}"`
-      }),
+      withHref(tag, (url) =>
+        !/^https?:\/\/[^\s]+$/i.test(url) || tokenBytes(url) > MAX_TRACKED_URL || links.isOwnUrl(url)
+          ? null
+          : links.clickUrl(email.id, url),
+      ),
     )
   }
   if (email.trackOpens) {
