@@ -27,6 +27,15 @@ describe('isPrivateAddress', () => {
     '::ffff:7f00:1',
     '64:ff9b::192.168.0.1',
     '[::1]',
+    '192.0.0.8',
+    '198.18.0.1',
+    '198.19.255.255',
+    '::ffff:0:10.0.0.1',
+    '64:ff9b:1::808:808',
+    '2002:a00:1::1',
+    '2002:7f00:1::',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '100::1',
   ])('refuses %s', (ip) => expect(isPrivateAddress(ip)).toBe(true))
 
   it.each([
@@ -39,6 +48,9 @@ describe('isPrivateAddress', () => {
     '2606:4700::1111',
     '::ffff:8.8.8.8',
     '2001:db8::1',
+    '2002:808:808::1',
+    '198.20.0.1',
+    '192.0.1.1',
   ])('allows %s', (ip) => expect(isPrivateAddress(ip)).toBe(false))
 
   it('is false for things that are not addresses', () => {

@@ -1,7 +1,8 @@
 /**
  * Addresses a webhook may not reach unless WEBHOOK_ALLOW_PRIVATE=true: loopback, link-local,
- * private, unspecified, carrier-grade NAT, multicast and reserved ranges, for IPv4 and IPv6
- * (IPv4-mapped IPv6 addresses are checked as the IPv4 address they carry). Pure parsing, no I/O.
+ * private, unspecified, carrier-grade NAT, benchmarking, multicast and reserved ranges, for IPv4 and
+ * IPv6 (IPv6 forms that carry an IPv4 address: mapped, compatible, translated, NAT64 and 6to4, are
+ * checked as that address; Teredo is refused whole). Pure parsing, no I/O.
  */
 
 type V4Range = [base: number, bits: number]
@@ -13,7 +14,9 @@ const V4_BLOCKED: Array<[string, number]> = [
   ['127.0.0.0', 8],
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
+  ['192.0.0.0', 24], // IETF protocol assignments
   ['192.168.0.0', 16],
+  ['198.18.0.0', 15], // benchmarking, routed inside some networks
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, incl. 255.255.255.255
 ]
@@ -73,8 +76,15 @@ function v6IsBlocked(g: number[]): boolean {
   const zeroPrefix = a === 0 && b === 0 && c === 0 && d === 0 && e === 0
   if (zeroPrefix && f === 0 && h === 0 && (i === 0 || i === 1)) return true // :: and ::1
   if (zeroPrefix && (f === 0xffff || f === 0)) return v4IsBlocked(h * 65536 + i) // IPv4-mapped / -compatible
+  if (a === 0 && b === 0 && c === 0 && d === 0 && e === 0xffff && f === 0) return v4IsBlocked(h * 65536 + i) // IPv4-translated
   if (a === 0x64 && b === 0xff9b && c === 0 && d === 0 && e === 0 && f === 0)
     return v4IsBlocked(h * 65536 + i) // NAT64
+  if (a === 0x64 && b === 0xff9b && c === 1) return true // 64:ff9b:1::/48, NAT64 for local use
+  if (a === 0x2002) return v4IsBlocked(b * 65536 + c) // 6to4: the IPv4 address is the next 32 bits
+  // Teredo carries its client's IPv4 address inverted in the last 32 bits; a receiver has no
+  // business behind a Teredo tunnel, so the whole prefix is refused.
+  if (a === 0x2001 && b === 0) return true
+  if (a === 0x100 && b === 0 && c === 0 && d === 0) return true // 100::/64 discard-only
   if ((a & 0xfe00) === 0xfc00) return true // fc00::/7 unique local
   if ((a & 0xffc0) === 0xfe80) return true // fe80::/10 link-local
   if ((a & 0xffc0) === 0xfec0) return true // fec0::/10 site-local (deprecated)
