@@ -78,6 +78,17 @@ describe('every mirrored route', () => {
     expect(problems).toEqual([])
   })
 
+  it('a slug no project can have (a NUL, too long) is 404 project_not_found, never 500', async () => {
+    for (const slug of ['%00', 'ac%00me', 'x'.repeat(300)]) {
+      const r = await client.get(`/v1/admin/projects/${slug}/emails`, client.admin)
+      expect([r.status, r.body.error?.code, r.body.error?.param], slug).toEqual([
+        404,
+        'project_not_found',
+        'slug',
+      ])
+    }
+  })
+
   it('has no /me or GET /api-keys twin', async () => {
     const me = await client.get('/v1/admin/projects/acme/me', client.admin)
     expect(me.status).toBe(404)

@@ -116,6 +116,15 @@ describe('AdminRpc', () => {
     })
   })
 
+  it('a project name no project can have (NUL, lone surrogate) is 404 project_not_found, never 500', async () => {
+    for (const project of ['\u0000', 'ac\u0000me', '\ud800'])
+      expect(await fails(admin.call('email.emails.list', { project }))).toMatchObject({
+        status: 404,
+        code: 'project_not_found',
+        param: 'project',
+      })
+  })
+
   it('an unknown operation has no responder: the NATS error is thrown as it is', async () => {
     const e = await fails(admin.call('email.nothing.here'))
     expect(e).not.toBeInstanceOf(MailerApiError)

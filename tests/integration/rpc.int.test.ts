@@ -219,6 +219,15 @@ describe('projects and errors', () => {
     expect((await rpc('send', 'flip', email('a@flip.test'))).status).toBe('queued')
   })
 
+  it('a project name no project can have (NUL, lone surrogate) is 404 project_not_found, never 500', async () => {
+    for (const project of ['\u0000', 'ac\u0000me', '\ud800'])
+      expect(await fails(rpc('list', project))).toMatchObject({
+        status: 404,
+        code: 'project_not_found',
+        param: 'project',
+      })
+  })
+
   it('a malformed request is 400 invalid_body naming what is wrong', async () => {
     expect(await fails(rpc('get', ''))).toMatchObject({ code: 'invalid_body', param: 'project' })
     expect(await fails(rpc('get', 'acme'))).toMatchObject({ code: 'invalid_body', param: 'args' })

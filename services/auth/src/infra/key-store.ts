@@ -1,4 +1,9 @@
-import type { AuthInvalidation, ResolveProjectResponse, VerifyKeyResponse } from '@mailer/contracts'
+import {
+  type AuthInvalidation,
+  type ResolveProjectResponse,
+  SLUG_RE,
+  type VerifyKeyResponse,
+} from '@mailer/contracts'
 import type { Db } from '@mailer/db'
 import { toProjectRef } from '../domain/records.js'
 import { TtlCache } from './ttl-cache.js'
@@ -73,6 +78,9 @@ export class KeyStore {
   }
 
   async projectBySlug(slug: string): Promise<ResolveProjectResponse | null> {
+    // Only slugs a project can have are looked up: the admin mirror's path and RPC's `project`
+    // are anyone's text, and PostgreSQL refuses some of it (a NUL, a lone surrogate) with an error.
+    if (!SLUG_RE.test(slug)) return null
     const cached = this.projects.get(slug)
     if (cached) return cached
     const seen = this.generation
