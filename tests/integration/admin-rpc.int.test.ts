@@ -125,6 +125,39 @@ describe('AdminRpc', () => {
       })
   })
 
+  it('refuses a body the route could not store exactly as the HTTP route does (400, never 500)', async () => {
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['auth.projects.create', { body: { slug: 'nul', name: 'a\u0000b' } }, 'name'],
+      ['auth.projects.create', { body: { slug: 'sur', name: '\ud800' } }, 'name'],
+      ['email.suppressions.add', { body: { address: 'a\u0000@example.com' } }, 'address'],
+      ['auth.projects.update', { params: { slug: 'acme' }, body: { 'bad\u0000key': 1 } }, 'bad\u0000key'],
+      [
+        'email.templates.create',
+        { project: 'acme', body: { name: 't', subject: 's', html: '\ud800' } },
+        'html',
+      ],
+    ]
+    for (const [operation, req, param] of cases) {
+      const e = await fails(admin.call(operation, req))
+      expect(e, operation).toBeInstanceOf(MailerApiError)
+      expect(e, operation).toMatchObject({ status: 400, code: 'invalid_body', param })
+    }
+    const deep = JSON.parse(`${'{"a":'.repeat(100)}1${'}'.repeat(100)}`)
+    expect(await fails(admin.call('auth.projects.create', { body: deep }))).toMatchObject({
+      status: 400,
+      code: 'invalid_body',
+    })
+    // An Idempotency-Key that PostgreSQL cannot store: the send route's own error, not a 500.
+    const keyed = await fails(
+      admin.call('email.emails.send', {
+        project: 'acme',
+        body: email(acme.from),
+        headers: { 'idempotency-key': 'k\u0000' },
+      }),
+    )
+    expect(keyed).toMatchObject({ status: 400, code: 'invalid_body', param: 'idempotencyKey' })
+  })
+
   it('an unknown operation has no responder: the NATS error is thrown as it is', async () => {
     const e = await fails(admin.call('email.nothing.here'))
     expect(e).not.toBeInstanceOf(MailerApiError)

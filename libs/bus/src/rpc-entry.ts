@@ -3,6 +3,7 @@ import {
   AdminRpcRequest,
   adminRpcOperationName,
   adminRpcSubject,
+  assertStorable,
   type Caller,
   isMailerError,
   MailerError,
@@ -87,12 +88,16 @@ export function serveAdminRpc(bus: Bus, queue: string, route: RouteDef, handler:
           const { slug: _slug, ...rest } = params
           params = rest
         }
+        const body = takesBody ? req.body : undefined
+        // What the gateway refuses in an HTTP body (NUL, lone surrogates, deep nesting) is refused
+        // here too: no route could store it, and it would fail in PostgreSQL as a 500.
+        assertStorable(body, { text: !route.checksText })
         const caller: Caller = { requestId, via: 'admin', project, apiKeyId: null, mode: 'live' }
         return handler({
           caller,
           params,
           query: req.query,
-          body: takesBody ? req.body : undefined,
+          body,
           headers: declaredHeaders(route, req.headers),
         })
       })

@@ -1,5 +1,13 @@
 import { serveRoutes } from '@mailer/bus'
-import { BatchBody, BatchQuery, type Caller, fail, MAX_BATCH, parseQuery } from '@mailer/contracts'
+import {
+  BatchBody,
+  BatchQuery,
+  type Caller,
+  fail,
+  MAX_BATCH,
+  parseQuery,
+  unstorablePart,
+} from '@mailer/contracts'
 import type { EmailContext } from '../app.js'
 import { type Accept, makeAcceptor, type Outcome } from './accept.js'
 
@@ -23,6 +31,9 @@ function headerKey(headers: Record<string, string>): string | undefined {
   if (key.length === 0 || key.length > KEY_MAX) {
     throw fail('invalid_body', `Idempotency-Key must be 1-${KEY_MAX} characters`, 'idempotencyKey')
   }
+  // HTTP cannot carry these, AdminRpc's `headers` can; PostgreSQL would refuse the key with a 500.
+  const problem = unstorablePart(key)
+  if (problem) throw fail('invalid_body', `Idempotency-Key: ${problem.problem}`, 'idempotencyKey')
   return key
 }
 
