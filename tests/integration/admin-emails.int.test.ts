@@ -70,6 +70,39 @@ describe('GET /v1/admin/emails', () => {
   })
 })
 
+describe('forged cursors', () => {
+  it('a cursor whose time PostgreSQL cannot hold is 400 invalid_query on every email and event list, never 500', async () => {
+    const forged = (ts: string, id: string) => Buffer.from(`${ts}|${id}`).toString('base64url')
+    const emailId = 'email_01ARZ3NDEKTSV4RRFFQ69G5FAV'
+    const eventId = 'evt_01ARZ3NDEKTSV4RRFFQ69G5FAV'
+    for (const ts of [
+      '-100000-01-01T00:00:00.000Z',
+      '+200000-01-01T00:00:00.000Z',
+      '-001000-06-01T00:00:00.000Z',
+    ]) {
+      for (const [path, key, id] of [
+        ['/v1/admin/emails', client.admin, emailId],
+        ['/v1/admin/events', client.admin, eventId],
+        ['/v1/emails', acme.live, emailId],
+        ['/v1/events', acme.live, eventId],
+      ] as const) {
+        const r = await client.get(`${path}?cursor=${forged(ts, id)}`, key)
+        expect([r.status, r.body.error?.code, r.body.error?.param], `${path} ${ts}`).toEqual([
+          400,
+          'invalid_query',
+          'cursor',
+        ])
+      }
+    }
+    // The cursors the API hands out still page.
+    const page = await client.get('/v1/admin/emails?limit=1', client.admin)
+    expect(page.body.nextCursor).toEqual(expect.any(String))
+    expect(
+      (await client.get(`/v1/admin/emails?limit=1&cursor=${page.body.nextCursor}`, client.admin)).status,
+    ).toBe(200)
+  })
+})
+
 describe('GET /v1/admin/emails/:id and /content', () => {
   it("answers any project's email in the project routes' shapes", async () => {
     const id = await send(other.live, email(other.from, { text: 'Plain', headers: { 'X-Ref': '7' } }))
