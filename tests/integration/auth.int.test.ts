@@ -103,6 +103,30 @@ describe('admin projects', () => {
     expect(missing.status).toBe(404)
     expect(missing.body.error.code).toBe('project_not_found')
   })
+  it('a dailyLimit beyond what is stored is 400 invalid_body naming it, never 500', async () => {
+    const big = await client.post('/v1/admin/projects', client.admin, {
+      slug: 'big',
+      name: 'Big',
+      dailyLimit: 3_000_000_000,
+    })
+    expect([big.status, big.body.error?.code, big.body.error?.param]).toEqual([
+      400,
+      'invalid_body',
+      'dailyLimit',
+    ])
+    const max = await client.post('/v1/admin/projects', client.admin, {
+      slug: 'big',
+      name: 'Big',
+      dailyLimit: 2_147_483_647,
+    })
+    expect(max.status).toBe(201)
+    const upd = await client.patch('/v1/admin/projects/big', client.admin, { dailyLimit: 1e12 })
+    expect([upd.status, upd.body.error?.code, upd.body.error?.param]).toEqual([
+      400,
+      'invalid_body',
+      'dailyLimit',
+    ])
+  })
 })
 
 describe('API keys', () => {

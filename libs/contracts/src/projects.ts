@@ -3,10 +3,13 @@ import { isoWithOffset } from './pagination.js'
 
 export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,62}$/
 
+/** The column is a PostgreSQL integer: a larger limit failed the write as a 500. */
+const dailyLimit = z.number().int().min(0).max(2_147_483_647)
+
 export const CreateProjectBody = z.strictObject({
   slug: z.string().regex(SLUG_RE, 'slug must match ^[a-z0-9][a-z0-9-]{0,62}$'),
   name: z.string().min(1).max(200),
-  dailyLimit: z.number().int().min(0).optional(),
+  dailyLimit: dailyLimit.optional(),
   rpcEnabled: z.boolean().optional(),
   defaultFrom: z.string().min(3).max(320).nullable().optional(),
 })
@@ -14,7 +17,7 @@ export type CreateProjectBody = z.infer<typeof CreateProjectBody>
 
 export const UpdateProjectBody = z.strictObject({
   name: z.string().min(1).max(200).optional(),
-  dailyLimit: z.number().int().min(0).optional(),
+  dailyLimit: dailyLimit.optional(),
   rpcEnabled: z.boolean().optional(),
   defaultFrom: z.string().min(3).max(320).nullable().optional(),
   disabled: z.boolean().optional(),
