@@ -127,6 +127,31 @@ describe('admin projects', () => {
       'dailyLimit',
     ])
   })
+  it('a defaultFrom that no send could use is 400 invalid_body naming it', async () => {
+    for (const bad of ['garbage', 'a@b', 'Ann <nope>', 'x\r\n@b.test']) {
+      const made = await client.post('/v1/admin/projects', client.admin, {
+        slug: 'sender',
+        name: 'S',
+        defaultFrom: bad,
+      })
+      expect([made.status, made.body.error?.code, made.body.error?.param], bad).toEqual([
+        400,
+        'invalid_body',
+        'defaultFrom',
+      ])
+    }
+    const ok = await client.post('/v1/admin/projects', client.admin, {
+      slug: 'sender',
+      name: 'S',
+      defaultFrom: 'Ann <ann@sender.test>',
+    })
+    expect(ok.body.defaultFrom).toBe('Ann <ann@sender.test>')
+    const upd = await client.patch('/v1/admin/projects/sender', client.admin, { defaultFrom: 'garbage' })
+    expect([upd.status, upd.body.error?.param]).toEqual([400, 'defaultFrom'])
+    expect(
+      (await client.patch('/v1/admin/projects/sender', client.admin, { defaultFrom: null })).status,
+    ).toBe(200)
+  })
 })
 
 describe('API keys', () => {

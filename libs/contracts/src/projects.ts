@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { parseMailbox } from './emails.js'
 import { isoWithOffset } from './pagination.js'
 
 export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,62}$/
@@ -6,12 +7,22 @@ export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,62}$/
 /** The column is a PostgreSQL integer: a larger limit failed the write as a 500. */
 const dailyLimit = z.number().int().min(0).max(2_147_483_647)
 
+/**
+ * The sender of sends that leave out `from`, held to `from`'s own rule: anything else was taken
+ * here and then failed every such send with an `invalid_body` on a `from` the caller never sent.
+ * Its domain is checked at send time (a project gets its domains after it is created).
+ */
+const defaultFrom = z
+  .string()
+  .max(400)
+  .refine((s) => parseMailbox(s) !== null, 'defaultFrom must be "Name <a@b.c>" or a@b.c')
+
 export const CreateProjectBody = z.strictObject({
   slug: z.string().regex(SLUG_RE, 'slug must match ^[a-z0-9][a-z0-9-]{0,62}$'),
   name: z.string().min(1).max(200),
   dailyLimit: dailyLimit.optional(),
   rpcEnabled: z.boolean().optional(),
-  defaultFrom: z.string().min(3).max(320).nullable().optional(),
+  defaultFrom: defaultFrom.nullable().optional(),
 })
 export type CreateProjectBody = z.infer<typeof CreateProjectBody>
 
@@ -19,7 +30,7 @@ export const UpdateProjectBody = z.strictObject({
   name: z.string().min(1).max(200).optional(),
   dailyLimit: dailyLimit.optional(),
   rpcEnabled: z.boolean().optional(),
-  defaultFrom: z.string().min(3).max(320).nullable().optional(),
+  defaultFrom: defaultFrom.nullable().optional(),
   disabled: z.boolean().optional(),
 })
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>
