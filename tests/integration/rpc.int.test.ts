@@ -219,6 +219,16 @@ describe('projects and errors', () => {
     expect((await rpc('send', 'flip', email('a@flip.test'))).status).toBe('queued')
   })
 
+  it('null for an optional argument is the argument left out (JSON has no undefined)', async () => {
+    // A caller passing its arguments on as they are (`[input, opts]` with opts undefined) sends null.
+    const sent = await rpc('send', 'acme', email(acme.from, { subject: 'Null opts' }), null)
+    expect(sent).toEqual({ id: expect.stringMatching(/^email_/), status: 'queued' })
+    const listed = await rpc('list', 'acme', null)
+    expect(listed.data.map((e: any) => e.id)).toContain(sent.id)
+    // Null where an argument is required is still refused.
+    expect(await fails(rpc('get', 'acme', null))).toMatchObject({ code: 'invalid_body', param: 'args.0' })
+  })
+
   it('a project name no project can have (NUL, lone surrogate) is 404 project_not_found, never 500', async () => {
     for (const project of ['\u0000', 'ac\u0000me', '\ud800'])
       expect(await fails(rpc('list', project))).toMatchObject({

@@ -43,7 +43,9 @@ export const MAILER_RPC_METHODS = {
   send: {
     subject: RPC.mailer.send,
     route: { method: 'POST', path: '/v1/emails' },
-    args: z.tuple([z.unknown(), RpcSendOptions.optional()]),
+    // `null` for a left-out optional argument: JSON has no undefined (`[input, undefined]` is
+    // `[input,null]` on the wire), so a caller passing its arguments on as they are sends it.
+    args: z.tuple([z.unknown(), RpcSendOptions.nullish()]),
     returns: '{ id, status, idempotent? }',
   },
   sendBatch: {
@@ -61,7 +63,7 @@ export const MAILER_RPC_METHODS = {
   list: {
     subject: RPC.mailer.list,
     route: { method: 'GET', path: '/v1/emails' },
-    args: z.tuple([z.record(z.string(), z.unknown()).optional()]),
+    args: z.tuple([z.record(z.string(), z.unknown()).nullish()]),
     returns: '{ data, nextCursor }',
   },
   cancel: {

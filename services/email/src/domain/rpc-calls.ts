@@ -40,7 +40,7 @@ export function routePartsFor(method: MailerRpcMethodName, args: unknown[]): Rou
   const none: RouteParts = { params: {}, query: {}, body: undefined, headers: {} }
   switch (method) {
     case 'send': {
-      const [input, opts] = args as [unknown, { idempotencyKey?: string } | undefined]
+      const [input, opts] = args as [unknown, { idempotencyKey?: string } | null | undefined]
       const key = opts?.idempotencyKey
       // `opts.idempotencyKey` is copied into the input and wins over the input's own key.
       const body = key !== undefined && isPlainObject(input) ? { ...input, idempotencyKey: key } : input
@@ -49,7 +49,7 @@ export function routePartsFor(method: MailerRpcMethodName, args: unknown[]): Rou
     case 'sendBatch':
       return { ...none, body: args[0] }
     case 'list':
-      return { ...none, query: (args[0] as Record<string, unknown> | undefined) ?? {} }
+      return { ...none, query: (args[0] as Record<string, unknown> | null | undefined) ?? {} }
     case 'get':
     case 'cancel':
       return { ...none, params: { id: args[0] as string } }
