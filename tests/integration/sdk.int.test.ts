@@ -256,6 +256,29 @@ describe('admin.project(slug): the admin mirror', () => {
   })
 })
 
+describe('path parameters the URL would resolve away', () => {
+  it("admin.project('..') never reaches another route: no cross-project read, no write elsewhere", async () => {
+    const p = await project('dots')
+    const sent = await p.live.emails.send({ from: p.from, to: 'a@example.com', subject: 'Dots', text: 'x' })
+    // `/v1/admin/projects/../emails/<id>` is `/v1/admin/emails/<id>` once the URL is resolved: the
+    // admin route that reads any project's email. `.` and `..` are no slug, id or name.
+    const attempt = async (f: () => Promise<unknown>) => {
+      try {
+        return await f()
+      } catch (e) {
+        return e
+      }
+    }
+    for (const slug of ['..', '.']) {
+      const read = await attempt(() => admin.project(slug).emails.get(sent.id))
+      expect(read, slug).toBeInstanceOf(TypeError)
+    }
+    expect(await attempt(() => p.live.emails.get('..'))).toBeInstanceOf(TypeError)
+    expect(await attempt(() => admin.apiKeys.revoke('.'))).toBeInstanceOf(TypeError)
+    expect(await attempt(() => admin.suppressions.remove('..'))).toBeInstanceOf(TypeError)
+  })
+})
+
 describe('webhooks with the SDK', () => {
   it('creates a webhook, receives the signed test event and verifies it with verifyWebhook', async () => {
     const p = await project('hooks')

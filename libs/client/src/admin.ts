@@ -1,4 +1,5 @@
 import { type ClientOptions, env, ProjectResources } from './client.js'
+import { pathSegment } from './endpoints.js'
 import { Domains } from './resources/project.js'
 import { paginate, Scope } from './scope.js'
 import { HttpTransport, type RequestOptions } from './transport.js'
@@ -155,6 +156,7 @@ export class AdminClient {
   /** The project's resources on the admin mirror: live, without an API key, limits apply. */
   project(slug: string): AdminProjectClient {
     if (!slug) throw new TypeError('a project slug is required')
+    pathSegment('slug', slug)
     return new AdminProjectClient(new Scope(this.s.transport, slug), slug)
   }
 }

@@ -93,11 +93,18 @@ export type Operation = keyof typeof ENDPOINTS
  */
 export const PENDING_ENDPOINTS: readonly Operation[] = []
 
+/**
+ * A path segment as the URL carries it. `.` and `..` cannot be sent: a URL resolves them away
+ * (`%2E%2E` too), so `/v1/admin/projects/../emails/<id>` would reach the admin route that reads
+ * any project's email. No slug, id, name or address is either, so they fail here.
+ */
+export function pathSegment(name: string, value: string | undefined): string {
+  if (value === undefined || value === '') throw new TypeError(`${name} is required`)
+  if (value === '.' || value === '..') throw new TypeError(`${name} cannot be '${value}'`)
+  return encodeURIComponent(value)
+}
+
 /** Fills `:name` placeholders, each value URL-encoded. */
 export function fillPath(template: string, params: Record<string, string> = {}): string {
-  return template.replace(/:([A-Za-z]+)/g, (_, name: string) => {
-    const v = params[name]
-    if (v === undefined || v === '') throw new TypeError(`${name} is required`)
-    return encodeURIComponent(v)
-  })
+  return template.replace(/:([A-Za-z]+)/g, (_, name: string) => pathSegment(name, params[name]))
 }

@@ -1,4 +1,4 @@
-import { ENDPOINTS, fillPath, type Operation } from './endpoints.js'
+import { ENDPOINTS, fillPath, type Operation, pathSegment } from './endpoints.js'
 import type { CallInit, HttpTransport } from './transport.js'
 
 /**
@@ -14,7 +14,7 @@ export class Scope {
   path(op: Operation, params?: Record<string, string>): string {
     const path = fillPath(ENDPOINTS[op][1], params)
     if (this.mirrorSlug === undefined || op.startsWith('admin.')) return path
-    return `/v1/admin/projects/${encodeURIComponent(this.mirrorSlug)}${path.slice('/v1'.length)}`
+    return `/v1/admin/projects/${pathSegment('slug', this.mirrorSlug)}${path.slice('/v1'.length)}`
   }
 
   call<T>(op: Operation, params?: Record<string, string>, init?: CallInit): Promise<T> {
