@@ -124,6 +124,14 @@ export class Bus {
     return this.prefix ? `${this.prefix}-${name}` : name
   }
 
+  /**
+   * Connected to a NATS server right now: false from a disconnect until the reconnect (the client
+   * keeps retrying for ever, so the connection is not closed meanwhile) and once closed.
+   */
+  get isConnected(): boolean {
+    return this.connected && !this.nc.isClosed()
+  }
+
   /** The largest message the NATS server takes (its `max_payload`, 1 MiB unless configured). */
   get maxPayload(): number {
     return this.nc.info?.max_payload ?? 1024 * 1024

@@ -40,7 +40,9 @@ export async function startRuntime<E extends BaseEnv>(
     port: env.METRICS_PORT,
     registry: metrics.registry,
     logger,
-    ready: async () => !bus.nc.isClosed() && (await pingDb(db)),
+    // NATS reconnects on its own: readiness follows the connection (red during an outage, green
+    // again after), while /livez stays green so the pod is not restarted for it.
+    ready: async () => bus.isConnected && (await pingDb(db)),
   })
   const steps: Array<() => Promise<void> | void> = []
   let stopped = false
