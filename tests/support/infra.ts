@@ -42,10 +42,14 @@ export const until = <T>(
 export class PrivateNats {
   private proc: ChildProcess | null = null
   readonly dir = mkdtempSync(join(tmpdir(), 'mailer-nats-'))
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly args: string[],
+  ) {}
 
-  static async start(): Promise<PrivateNats> {
-    const n = new PrivateNats(await freePort())
+  /** `args`: extra server flags, e.g. `['--user', 'u', '--pass', 'p']` for a server that needs a login. */
+  static async start(args: string[] = []): Promise<PrivateNats> {
+    const n = new PrivateNats(await freePort(), args)
     // The server of the moment (up() after a kill() starts a new one).
     onExit(() => n.proc?.kill('SIGKILL'))
     await n.up()
@@ -63,9 +67,13 @@ export class PrivateNats {
   async up(): Promise<void> {
     if (spawnSync('sh', ['-c', 'command -v nats-server']).status !== 0)
       throw new Error('nats-server is not installed (apt-get install nats-server)')
-    this.proc = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], {
-      stdio: 'ignore',
-    })
+    this.proc = spawn(
+      'nats-server',
+      ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir, ...this.args],
+      {
+        stdio: 'ignore',
+      },
+    )
     await until('nats-server to listen', () => tcpOpen(this.port), 15_000)
   }
 

@@ -15,6 +15,7 @@ import {
 } from 'nats'
 import type { z } from 'zod'
 import { decodeJson, decodeReply, encodeError, encodeJson } from './codec.js'
+import { parseNatsUrl } from './nats-url.js'
 import { ReplyError, ReplyInbox } from './reply-inbox.js'
 
 export interface BusOptions {
@@ -72,7 +73,7 @@ export class Bus {
 
   static async connect(opts: BusOptions): Promise<Bus> {
     const nc = await connect({
-      servers: opts.url.split(','),
+      ...parseNatsUrl(opts.url),
       name: opts.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
