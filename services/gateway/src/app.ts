@@ -10,6 +10,7 @@ import { match } from 'path-to-regexp'
 import { dashboardRouter } from './dashboard/index.js'
 import type { GatewayEnv } from './env.js'
 import { Authenticator } from './http/authenticate.js'
+import { HttpDrain } from './http/drain.js'
 import { sendError } from './http/errors.js'
 import { httpMetrics } from './http/metrics.js'
 import { requestId } from './http/request-id.js'
@@ -38,6 +39,8 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   app.set('etag', false)
   // A hop count (env.ts): 0 turns X-Forwarded-* off altogether.
   app.set('trust proxy', env.TRUST_PROXY)
+  const drain = new HttpDrain()
+  app.use(drain.middleware)
   app.use(requestId)
   app.use(httpMetrics(rt.metrics))
   app.use(express.raw({ type: () => true, limit: env.MAX_BODY_BYTES }))
@@ -122,14 +125,9 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   })
   server.keepAliveTimeout = 65_000
   const port = (server.address() as AddressInfo).port
-  // Drain: stop accepting connections, let in-flight requests finish, then the bus drains.
-  rt.onStop(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeIdleConnections()
-      }),
-  )
+  // Drain: stop accepting connections, let in-flight requests finish (closing their connections
+  // after them), then the bus drains.
+  rt.onStop(() => drain.close(server))
   rt.logger.info({ port }, 'gateway listening')
   return { rt, port, url: `http://127.0.0.1:${port}`, stop: () => rt.stop() }
 }
