@@ -17,6 +17,23 @@ export const linksEnvFields = {
   TRACKING_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 }
 
+/**
+ * The schema-level check of those fields (each service's `superRefine`): production needs its own
+ * TRACKING_SECRET, so the process stops with the other configuration errors (exit 78, naming it)
+ * instead of crashing later while it wires itself up.
+ */
+export function checkLinksEnv(
+  env: { NODE_ENV: string; TRACKING_SECRET?: string | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  if (!env.TRACKING_SECRET && env.NODE_ENV === 'production')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['TRACKING_SECRET'],
+      message: 'is required when NODE_ENV=production (at least 16 characters)',
+    })
+}
+
 export interface LinksEnv {
   NODE_ENV: string
   PUBLIC_URL: string

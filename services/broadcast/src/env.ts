@@ -1,28 +1,30 @@
 import { baseEnv, envInt, parseEnv } from '@mailer/config'
-import { linksEnvFields } from '@mailer/links'
+import { checkLinksEnv, linksEnvFields } from '@mailer/links'
 import { z } from 'zod'
 
 /** Seconds that may be fractional, so tests can pause and resume in moments. */
 const seconds = (dflt: number, min: number, max: number) => z.coerce.number().min(min).max(max).default(dflt)
 
-export const broadcastEnv = baseEnv.extend({
-  ...linksEnvFields,
-  /** A broadcast that hit a rate or daily limit continues this long after (interface.md: five minutes). */
-  BROADCAST_RESUME_SECONDS: seconds(300, 0.1, 86_400),
-  /** Contacts sent per batch request to the email service (the batch limit is 100). */
-  BROADCAST_CHUNK_SIZE: envInt(100, 1, 100),
-  /** How often each replica looks for broadcasts that are due. */
-  BROADCAST_POLL_MS: envInt(1_000, 10, 60_000),
-  /**
-   * How long a claimed broadcast stays with its replica without progress; a replica that died
-   * mid-send gives it up this long after its last chunk.
-   */
-  BROADCAST_LEASE_SECONDS: seconds(60, 1, 3_600),
-  /** Broadcasts one replica sends at once. */
-  BROADCAST_CONCURRENCY: envInt(4, 1, 100),
-  /** Wait for the email service to accept one chunk. */
-  BROADCAST_SEND_TIMEOUT_MS: envInt(30_000, 1_000, 300_000),
-})
+export const broadcastEnv = baseEnv
+  .extend({
+    ...linksEnvFields,
+    /** A broadcast that hit a rate or daily limit continues this long after (interface.md: five minutes). */
+    BROADCAST_RESUME_SECONDS: seconds(300, 0.1, 86_400),
+    /** Contacts sent per batch request to the email service (the batch limit is 100). */
+    BROADCAST_CHUNK_SIZE: envInt(100, 1, 100),
+    /** How often each replica looks for broadcasts that are due. */
+    BROADCAST_POLL_MS: envInt(1_000, 10, 60_000),
+    /**
+     * How long a claimed broadcast stays with its replica without progress; a replica that died
+     * mid-send gives it up this long after its last chunk.
+     */
+    BROADCAST_LEASE_SECONDS: seconds(60, 1, 3_600),
+    /** Broadcasts one replica sends at once. */
+    BROADCAST_CONCURRENCY: envInt(4, 1, 100),
+    /** Wait for the email service to accept one chunk. */
+    BROADCAST_SEND_TIMEOUT_MS: envInt(30_000, 1_000, 300_000),
+  })
+  .superRefine(checkLinksEnv)
 export type BroadcastEnv = z.infer<typeof broadcastEnv>
 export const loadEnv = (source: Record<string, string | undefined> = process.env): BroadcastEnv =>
   parseEnv(broadcastEnv, source)

@@ -1,5 +1,5 @@
 import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
-import { linksEnvFields } from '@mailer/links'
+import { checkLinksEnv, linksEnvFields } from '@mailer/links'
 import { z } from 'zod'
 
 /** Seconds that may be fractional, so tests can run a whole retry schedule in moments. */
@@ -64,6 +64,7 @@ export const dispatcherEnv = baseEnv
     ...linksEnvFields,
   })
   .superRefine((env, ctx) => {
+    checkLinksEnv(env, ctx)
     if (env.MAIL_TRANSPORT === 'smtp' && !env.SMTP_URL) {
       ctx.addIssue({ code: 'custom', path: ['SMTP_URL'], message: 'is required when MAIL_TRANSPORT=smtp' })
     }

@@ -1,52 +1,54 @@
 import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
-import { linksEnvFields } from '@mailer/links'
+import { checkLinksEnv, linksEnvFields } from '@mailer/links'
 import { z } from 'zod'
 
-export const gatewayEnv = baseEnv.extend({
-  PORT: envInt(3000, 0, 65535),
-  /** The operator's admin key; without it every admin call fails with 401 invalid_api_key. */
-  ADMIN_API_KEY: z.string().min(1).optional(),
-  MAX_BODY_BYTES: envInt(16 * 1024 * 1024, 1024),
-  /** How long a request waits for the auth service before answering 503. */
-  AUTH_TIMEOUT_MS: envInt(1_500, 100, 60_000),
-  /** How long a request waits for the owning service before answering 503. */
-  UPSTREAM_TIMEOUT_MS: envInt(10_000, 100, 120_000),
-  /**
-   * How many proxies (the ingress, a load balancer before it) stand in front of the gateway and
-   * append to X-Forwarded-For: the client's address is the entry that many from the right, and
-   * X-Forwarded-Proto/Host are honoured. `true`/`yes` mean 1, `false`/`no` 0. A count, not
-   * "trust everything": with that, the address was the leftmost entry, which the client writes
-   * itself, so the dashboard's sign-in limiter could be dodged by changing it on every try.
-   */
-  TRUST_PROXY: z
-    .string()
-    .default('1')
-    .transform((v) => ({ true: '1', yes: '1', false: '0', no: '0' })[v.toLowerCase()] ?? v)
-    .pipe(z.string().regex(/^([0-9]|10)$/, 'must be true, false or a number of proxies from 0 to 10'))
-    .transform(Number),
-  /** Serve the operator dashboard at /dashboard (sign-in with ADMIN_API_KEY). */
-  DASHBOARD_ENABLED: envBool(true),
-  /** The built dashboard (`index.html` and `assets/`); default services/gateway/dashboard/dist. */
-  DASHBOARD_DIR: z.string().min(1).optional(),
-  /** How long a dashboard sign-in lasts. */
-  DASHBOARD_SESSION_HOURS: envInt(8, 1, 168),
-  /**
-   * Extra origins (comma-separated, `https://ops.example.com`) allowed to make dashboard writes,
-   * for an ingress that rewrites Host without sending X-Forwarded-Host.
-   */
-  DASHBOARD_ALLOWED_ORIGINS: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((o) => o.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.url({ protocol: /^https?$/ }))),
-  /** PUBLIC_URL and TRACKING_SECRET: the public tracking and unsubscribe links. */
-  ...linksEnvFields,
-})
+export const gatewayEnv = baseEnv
+  .extend({
+    PORT: envInt(3000, 0, 65535),
+    /** The operator's admin key; without it every admin call fails with 401 invalid_api_key. */
+    ADMIN_API_KEY: z.string().min(1).optional(),
+    MAX_BODY_BYTES: envInt(16 * 1024 * 1024, 1024),
+    /** How long a request waits for the auth service before answering 503. */
+    AUTH_TIMEOUT_MS: envInt(1_500, 100, 60_000),
+    /** How long a request waits for the owning service before answering 503. */
+    UPSTREAM_TIMEOUT_MS: envInt(10_000, 100, 120_000),
+    /**
+     * How many proxies (the ingress, a load balancer before it) stand in front of the gateway and
+     * append to X-Forwarded-For: the client's address is the entry that many from the right, and
+     * X-Forwarded-Proto/Host are honoured. `true`/`yes` mean 1, `false`/`no` 0. A count, not
+     * "trust everything": with that, the address was the leftmost entry, which the client writes
+     * itself, so the dashboard's sign-in limiter could be dodged by changing it on every try.
+     */
+    TRUST_PROXY: z
+      .string()
+      .default('1')
+      .transform((v) => ({ true: '1', yes: '1', false: '0', no: '0' })[v.toLowerCase()] ?? v)
+      .pipe(z.string().regex(/^([0-9]|10)$/, 'must be true, false or a number of proxies from 0 to 10'))
+      .transform(Number),
+    /** Serve the operator dashboard at /dashboard (sign-in with ADMIN_API_KEY). */
+    DASHBOARD_ENABLED: envBool(true),
+    /** The built dashboard (`index.html` and `assets/`); default services/gateway/dashboard/dist. */
+    DASHBOARD_DIR: z.string().min(1).optional(),
+    /** How long a dashboard sign-in lasts. */
+    DASHBOARD_SESSION_HOURS: envInt(8, 1, 168),
+    /**
+     * Extra origins (comma-separated, `https://ops.example.com`) allowed to make dashboard writes,
+     * for an ingress that rewrites Host without sending X-Forwarded-Host.
+     */
+    DASHBOARD_ALLOWED_ORIGINS: z
+      .string()
+      .default('')
+      .transform((s) =>
+        s
+          .split(',')
+          .map((o) => o.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.url({ protocol: /^https?$/ }))),
+    /** PUBLIC_URL and TRACKING_SECRET: the public tracking and unsubscribe links. */
+    ...linksEnvFields,
+  })
+  .superRefine(checkLinksEnv)
 export type GatewayEnv = z.infer<typeof gatewayEnv>
 export const loadEnv = (source: Record<string, string | undefined> = process.env): GatewayEnv =>
   parseEnv(gatewayEnv, source)

@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { useTestEnv } from '@mailer/testing'
+import { describe, expect, it } from 'vitest'
+import type { ServiceName } from '../support/stack.js'
+
+/**
+ * A bad or missing setting stops a service at start with exit status 78 (EX_CONFIG) and a message
+ * naming the variable, never a stack trace (contract.md part 1, docs/operations.md).
+ */
+const ROOT = join(import.meta.dirname, '..', '..')
+const te = useTestEnv()
+
+function run(
+  name: ServiceName,
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join('services', name, 'src', 'main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, ...te.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  proc.stdout.on('data', (d) => {
+    output += d
+  })
+  proc.stderr.on('data', (d) => {
+    output += d
+  })
+  // A service that started after all is stopped (the assertion on its status then fails).
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000)
+  return new Promise((resolve) =>
+    proc.once('exit', (code) => {
+      clearTimeout(timer)
+      resolve({ code, output })
+    }),
+  )
+}
+
+const SERVICES: ServiceName[] = [
+  'gateway',
+  'auth',
+  'email',
+  'dispatcher',
+  'webhook',
+  'broadcast',
+  'analytics',
+]
+
+describe('configuration errors at start', () => {
+  it.each(SERVICES)('%s: a bad value exits 78 naming the variable', async (name) => {
+    const { code, output } = await run(name, { METRICS_PORT: 'abc' })
+    expect(code).toBe(78)
+    expect(output).toContain('METRICS_PORT')
+    expect(output).not.toMatch(/\n\s+at /)
+  })
+
+  it.each(['gateway', 'dispatcher', 'broadcast'] as const)(
+    '%s: NODE_ENV=production without TRACKING_SECRET exits 78 naming it',
+    async (name) => {
+      const { code, output } = await run(name, { NODE_ENV: 'production', TRACKING_SECRET: '' })
+      expect(code).toBe(78)
+      expect(output).toContain('TRACKING_SECRET')
+      expect(output).not.toMatch(/\n\s+at /)
+    },
+  )
+})
