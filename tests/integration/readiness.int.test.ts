@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
 import { useTestEnv, waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { PrivateNats, PrivatePostgres } from '../support/infra.js'
+import { freePort, onExit, PrivateNats, PrivatePostgres } from '../support/infra.js'
 import { Stack } from '../support/stack.js'
 
 /**
@@ -71,6 +73,41 @@ describe('readiness and liveness', () => {
         timeoutMs: 15_000,
         what: `${s} ready again`,
       })
+    }
+  })
+
+  it('a service started while NATS is unreachable waits for it (live, not ready), then gets ready', async () => {
+    const late = await PrivateNats.start()
+    await late.kill()
+    const metricsPort = await freePort()
+    const proc = spawn(process.execPath, ['--import', 'tsx', join('services', 'auth', 'src', 'main.ts')], {
+      cwd: join(import.meta.dirname, '..', '..'),
+      env: {
+        ...process.env,
+        ...stack.env({ NATS_URL: late.url, DATABASE_URL: pg.url }),
+        METRICS_PORT: String(metricsPort),
+      },
+      stdio: 'ignore',
+    })
+    onExit(() => proc.kill('SIGKILL'))
+    const exited = new Promise((resolve) => proc.once('exit', resolve))
+    try {
+      await waitFor(async () => (await probe(metricsPort, '/livez')) === 200, {
+        timeoutMs: 20_000,
+        what: 'auth live',
+      })
+      expect(await probe(metricsPort, '/readyz')).toBe(503)
+      expect(proc.exitCode).toBeNull()
+      await late.up()
+      await waitFor(async () => (await probe(metricsPort, '/readyz')) === 200, {
+        timeoutMs: 20_000,
+        what: 'auth ready',
+      })
+      proc.kill('SIGTERM')
+      expect(await exited).toBe(0)
+    } finally {
+      proc.kill('SIGKILL')
+      await late.stop()
     }
   })
 })

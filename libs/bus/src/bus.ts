@@ -76,6 +76,8 @@ export class Bus {
       ...parseNatsUrl(opts.url),
       name: opts.name,
       maxReconnectAttempts: -1,
+      // A server not reachable at start is retried like a lost one (startRuntime says so meanwhile).
+      waitOnFirstConnect: true,
       reconnectTimeWait: 500,
       pingInterval: 10_000,
       // Without this every request and JetStream publish builds an Error to keep its async stack

@@ -2,6 +2,7 @@ import type { BaseEnv } from '@mailer/config'
 import { createDb, type Db, pingDb } from '@mailer/db'
 import { createLogger, type Logger, Metrics, type OpsServer, startOpsServer } from '@mailer/observability'
 import { Bus } from './bus.js'
+import { parseNatsUrl } from './nats-url.js'
 
 /** What every service process holds: config, logs, metrics, NATS, PostgreSQL, ops endpoints. */
 export interface Runtime<E extends BaseEnv = BaseEnv> {
@@ -28,22 +29,36 @@ export async function startRuntime<E extends BaseEnv>(
   const logger = createLogger({ service, level: env.LOG_LEVEL })
   const metrics = new Metrics(service)
   const db = createDb(env.DATABASE_URL, { poolSize: opts.dbPoolSize ?? 10 })
-  const bus = await Bus.connect({
-    url: env.NATS_URL,
-    prefix: env.NATS_PREFIX,
-    name: service,
-    ...(env.NATS_STREAM_REPLICAS ? { streamReplicas: env.NATS_STREAM_REPLICAS } : {}),
-    logger,
-    metrics,
-  })
+  // The ops server comes first: while NATS cannot be reached at start (it is starting too, or it
+  // is down) the process waits for it with /livez green and /readyz red, instead of crashing
+  // into a restart loop whose back-off outlasts the outage.
+  let bus: Bus | undefined
   const ops = await startOpsServer({
     port: env.METRICS_PORT,
     registry: metrics.registry,
     logger,
     // NATS reconnects on its own: readiness follows the connection (red during an outage, green
     // again after), while /livez stays green so the pod is not restarted for it.
-    ready: async () => bus.isConnected && (await pingDb(db)),
+    ready: async () => bus !== undefined && bus.isConnected && (await pingDb(db)),
   })
+  const waiting = setInterval(
+    () =>
+      logger.warn({ servers: parseNatsUrl(env.NATS_URL).servers }, 'NATS cannot be reached yet; retrying'),
+    10_000,
+  )
+  try {
+    bus = await Bus.connect({
+      url: env.NATS_URL,
+      prefix: env.NATS_PREFIX,
+      name: service,
+      ...(env.NATS_STREAM_REPLICAS ? { streamReplicas: env.NATS_STREAM_REPLICAS } : {}),
+      logger,
+      metrics,
+    })
+  } finally {
+    clearInterval(waiting)
+  }
+  const connected = bus
   const steps: Array<() => Promise<void> | void> = []
   let stopped = false
   const rt: Runtime<E> = {
@@ -51,7 +66,7 @@ export async function startRuntime<E extends BaseEnv>(
     env,
     logger,
     metrics,
-    bus,
+    bus: connected,
     db,
     ops,
     onStop: (step) => {
@@ -69,7 +84,7 @@ export async function startRuntime<E extends BaseEnv>(
             logger.warn({ err }, 'shutdown step failed')
           }
         }
-        await bus.drain()
+        await connected.drain()
       })()
       // A drain is bounded: whatever has not finished by then is cut off (JetStream redelivers
       // unacked work, and state is in PostgreSQL), so a stuck handler never blocks a shutdown.
@@ -82,7 +97,7 @@ export async function startRuntime<E extends BaseEnv>(
           { seconds: env.SHUTDOWN_TIMEOUT_SECONDS },
           'drain did not finish in time; closing connections',
         )
-        await bus.close().catch(() => undefined)
+        await connected.close().catch(() => undefined)
       }
       clearTimeout(timer)
       await db.$disconnect()
@@ -90,7 +105,7 @@ export async function startRuntime<E extends BaseEnv>(
     },
     async kill() {
       stopped = true
-      await bus.close()
+      await connected.close()
       await db.$disconnect().catch(() => undefined)
       await ops.close()
     },
