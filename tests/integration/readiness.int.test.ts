@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
+import { startRuntime } from '@mailer/bus'
+import { baseEnv, parseEnv } from '@mailer/config'
 import { useTestEnv, waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, onExit, PrivateNats, PrivatePostgres } from '../support/infra.js'
@@ -108,6 +110,18 @@ describe('readiness and liveness', () => {
     } finally {
       proc.kill('SIGKILL')
       await late.stop()
+    }
+  })
+
+  it('/readyz is 503 until the service is wired (handlers subscribed), then 200', async () => {
+    const rt = await startRuntime('wiring', parseEnv(baseEnv, te.env))
+    try {
+      expect(await probe(rt.ops.port, '/livez')).toBe(200)
+      expect(await probe(rt.ops.port, '/readyz')).toBe(503)
+      rt.started()
+      expect(await probe(rt.ops.port, '/readyz')).toBe(200)
+    } finally {
+      await rt.stop()
     }
   })
 })

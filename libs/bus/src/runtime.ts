@@ -13,6 +13,12 @@ export interface Runtime<E extends BaseEnv = BaseEnv> {
   bus: Bus
   db: Db
   ops: OpsServer
+  /**
+   * The service is wired (handlers subscribed, consumers pulling): from now on /readyz follows
+   * NATS and PostgreSQL. Before it /readyz is 503, so a rollout never counts a pod that does not
+   * serve yet.
+   */
+  started(): void
   /** Registers a step for shutdown; steps run in reverse order of registration. */
   onStop(step: () => Promise<void> | void): void
   /** Drain: readiness goes red, registered steps run, NATS drains, connections close. */
@@ -33,13 +39,14 @@ export async function startRuntime<E extends BaseEnv>(
   // is down) the process waits for it with /livez green and /readyz red, instead of crashing
   // into a restart loop whose back-off outlasts the outage.
   let bus: Bus | undefined
+  let wired = false
   const ops = await startOpsServer({
     port: env.METRICS_PORT,
     registry: metrics.registry,
     logger,
     // NATS reconnects on its own: readiness follows the connection (red during an outage, green
     // again after), while /livez stays green so the pod is not restarted for it.
-    ready: async () => bus !== undefined && bus.isConnected && (await pingDb(db)),
+    ready: async () => wired && bus !== undefined && bus.isConnected && (await pingDb(db)),
   })
   const waiting = setInterval(
     () =>
@@ -69,6 +76,9 @@ export async function startRuntime<E extends BaseEnv>(
     bus: connected,
     db,
     ops,
+    started: () => {
+      wired = true
+    },
     onStop: (step) => {
       steps.push(step)
     },

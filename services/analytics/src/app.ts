@@ -25,5 +25,6 @@ export async function start(env: AnalyticsEnv): Promise<Runtime<AnalyticsEnv>> {
   rt.onStop(() => pruner.stop())
   // Subscriptions must reach the server before we report ready.
   await rt.bus.flush()
+  rt.started()
   return rt
 }

@@ -25,5 +25,6 @@ export async function start(env: AuthEnv): Promise<Runtime<AuthEnv>> {
   serveApiKeys(rt.bus, rt.db, invalidate, SERVICE)
   // Subscriptions must reach the server before we report ready.
   await rt.bus.flush()
+  rt.started()
   return rt
 }

@@ -59,5 +59,6 @@ export async function start(env: BroadcastEnv): Promise<Runtime<BroadcastEnv>> {
   rt.onStop(() => loop.stop())
   // Subscriptions must reach the server before we report ready.
   await rt.bus.flush()
+  rt.started()
   return rt
 }

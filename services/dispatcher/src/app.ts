@@ -95,5 +95,6 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
   rt.logger.info({ transport: relay.provider, concurrency: env.DISPATCH_CONCURRENCY }, 'dispatching emails')
   // Subscriptions must reach the server before we report ready.
   await rt.bus.flush()
+  rt.started()
   return rt
 }

@@ -98,6 +98,7 @@ export async function start(
   rt.onStop(() => Promise.all(loops.map((l) => l.stop())).then(() => undefined))
   // Subscriptions must reach the server before we report ready.
   await rt.bus.flush()
+  rt.started()
   rt.logger.info({ rateLimit: env.RATE_LIMIT, ratePeriod: env.RATE_PERIOD }, 'email service ready')
   return rt
 }

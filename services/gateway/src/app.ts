@@ -128,6 +128,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   // Drain: stop accepting connections, let in-flight requests finish (closing their connections
   // after them), then the bus drains.
   rt.onStop(() => drain.close(server))
+  rt.started()
   rt.logger.info({ port }, 'gateway listening')
   return { rt, port, url: `http://127.0.0.1:${port}`, stop: () => rt.stop() }
 }

@@ -99,5 +99,6 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
   rt.onStop(() => fanout.stop())
   // Subscriptions must reach the server before we report ready.
   await bus.flush()
+  rt.started()
   return rt
 }

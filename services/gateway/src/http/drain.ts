@@ -12,19 +12,13 @@ import type { NextFunction, Request, Response } from 'express'
 export class HttpDrain {
   private draining = false
   private readonly inFlight = new Set<ServerResponse>()
-  private server: Server | undefined
 
   /** First middleware of the app. */
   readonly middleware = (_req: Request, res: Response, next: NextFunction): void => {
     if (this.draining) res.setHeader('Connection', 'close')
     else {
       this.inFlight.add(res)
-      res.once('close', () => {
-        this.inFlight.delete(res)
-        // A response whose headers went out before the drain kept its connection: close it now
-        // that it is idle.
-        if (this.draining) setImmediate(() => this.server?.closeIdleConnections())
-      })
+      res.once('close', () => this.inFlight.delete(res))
     }
     next()
   }
@@ -37,13 +31,16 @@ export class HttpDrain {
    * idle after it is idle for real.
    */
   async close(server: Server, graceMs = 1_000): Promise<void> {
-    this.server = server
     this.draining = true
     for (const res of this.inFlight) if (!res.headersSent) res.setHeader('Connection', 'close')
     await new Promise((resolve) => setTimeout(resolve, graceMs))
+    // A response whose headers went out before the drain keeps its connection, idle once it is
+    // sent: those are closed as they go idle.
+    const sweep = setInterval(() => server.closeIdleConnections(), 250)
     await new Promise<void>((resolve) => {
       server.close(() => resolve())
       server.closeIdleConnections()
     })
+    clearInterval(sweep)
   }
 }
