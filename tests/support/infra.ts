@@ -64,7 +64,9 @@ export class PrivateNats {
     return this.proc?.pid ?? null
   }
 
+  /** Starts the server unless it is running (a second one would lose track of the first). */
   async up(): Promise<void> {
+    if (this.proc && this.proc.exitCode === null && this.proc.signalCode === null) return
     if (spawnSync('sh', ['-c', 'command -v nats-server']).status !== 0)
       throw new Error('nats-server is not installed (apt-get install nats-server)')
     this.proc = spawn(
