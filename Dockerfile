@@ -11,7 +11,8 @@
 #
 # The Helm chart uses the one image and sets `workingDir` per service and for the migration.
 
-ARG NODE_VERSION=22
+# The current LTS line (Node 24); the code is also tested on Node 20 (CI machines).
+ARG NODE_VERSION=24
 
 # --- build: install everything, generate the Prisma client, bundle each service --------------
 FROM node:${NODE_VERSION}-slim AS build
