@@ -41,6 +41,9 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000
  */
 export class Bus {
   readonly js: JetStreamClient
+  /** Request handlers (`serve`), stopped first at shutdown. */
+  private readonly served: Subscription[] = []
+  /** Fan-out listeners (`subscribe`: cache invalidations), kept until the connection drains. */
   private readonly subs: Subscription[] = []
   private readonly inflight = new Set<Promise<unknown>>()
   /** False between a disconnect and the reconnect: requests fail at once instead of waiting. */
@@ -258,7 +261,7 @@ export class Bus {
         void p.finally(() => this.inflight.delete(p))
       },
     })
-    this.subs.push(sub)
+    this.served.push(sub)
   }
 
   private async handle<S extends z.ZodType>(
@@ -359,10 +362,23 @@ export class Bus {
     return this.nc.flush()
   }
 
-  /** Stop taking new requests, let in-flight handlers reply, then close the connection. */
-  async drain(): Promise<void> {
-    for (const s of this.subs) s.unsubscribe()
+  /**
+   * Stop taking new requests and let the handlers answer those they hold. A shutdown does this
+   * first, before it stops what the handlers use (pools, loops): a request taken after that
+   * would have failed as a 500.
+   */
+  async stopServing(): Promise<void> {
+    for (const s of this.served.splice(0)) s.unsubscribe()
     await Promise.allSettled([...this.inflight])
+  }
+
+  /**
+   * Stop serving (if not yet done), then drain and close the connection. Listeners stay until
+   * then: a gateway still answering its last HTTP requests must still hear of revoked keys.
+   */
+  async drain(): Promise<void> {
+    await this.stopServing()
+    for (const s of this.subs.splice(0)) s.unsubscribe()
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => undefined)
     this.inbox.close()
   }

@@ -21,7 +21,10 @@ export interface Runtime<E extends BaseEnv = BaseEnv> {
   started(): void
   /** Registers a step for shutdown; steps run in reverse order of registration. */
   onStop(step: () => Promise<void> | void): void
-  /** Drain: readiness goes red, registered steps run, NATS drains, connections close. */
+  /**
+   * Drain: readiness goes red, request handlers stop taking work and finish what they hold, the
+   * registered steps run, NATS drains, connections close.
+   */
   stop(): Promise<void>
   /** Crash simulation for tests: close connections without draining. */
   kill(): Promise<void>
@@ -46,7 +49,7 @@ export async function startRuntime<E extends BaseEnv>(
     logger,
     // NATS reconnects on its own: readiness follows the connection (red during an outage, green
     // again after), while /livez stays green so the pod is not restarted for it.
-    ready: async () => wired && bus !== undefined && bus.isConnected && (await pingDb(db)),
+    ready: async () => wired && bus?.isConnected === true && (await pingDb(db)),
   })
   const waiting = setInterval(
     () =>
@@ -87,6 +90,7 @@ export async function startRuntime<E extends BaseEnv>(
       stopped = true
       ops.markDraining()
       const drain = (async () => {
+        await connected.stopServing()
         for (const step of [...steps].reverse()) {
           try {
             await step()

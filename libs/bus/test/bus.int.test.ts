@@ -177,3 +177,41 @@ describe('ensureStream replicas', () => {
     }
   })
 })
+
+describe('shutting down', () => {
+  it('stopServing answers the requests it holds, takes no new one, and keeps listening until drain', async () => {
+    const logger = createLogger({ service: 'bus-test', level: 'silent' })
+    const svc = await Bus.connect({
+      url: te.natsUrl,
+      prefix: te.natsPrefix,
+      name: 'stopping',
+      logger,
+      metrics: new Metrics('bus_stopping'),
+    })
+    const heard: unknown[] = []
+    svc.serve(
+      'stopping.slow',
+      z.object({ n: z.number() }),
+      async ({ n }) => {
+        await new Promise((r) => setTimeout(r, 300))
+        return { n }
+      },
+      { queue: 'stopping' },
+    )
+    svc.subscribe('stopping.note', (m) => heard.push(m))
+    await svc.flush()
+
+    const held = client.request('stopping.slow', { n: 1 })
+    await new Promise((r) => setTimeout(r, 100))
+    const stopping = svc.stopServing()
+    const late = await client.request('stopping.slow', { n: 2 }, { timeoutMs: 1_000 }).catch((e) => e)
+    expect(late).toMatchObject({ code: 'service_unavailable', status: 503 })
+    expect(await held).toEqual({ n: 1 })
+    await stopping
+
+    client.publish('stopping.note', { revoked: 'key_1' })
+    await client.flush()
+    await expect.poll(() => heard).toEqual([{ revoked: 'key_1' }])
+    await svc.drain()
+  })
+})
