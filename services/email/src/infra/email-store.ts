@@ -5,6 +5,9 @@ import { buildEvent, type EmailSummary, type NewEvent, recordEvents } from '@mai
 
 const DAY_MS = 86_400_000
 
+/** Recipient statuses with no final answer from the relay yet (the rest are final). */
+const NOT_STARTED = ['queued', 'deferred'] as const
+
 /** Prisma passes `contains`/`endsWith` to LIKE as is: make `%`, `_` and `\` match themselves. */
 const literal = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
@@ -86,13 +89,21 @@ export class EmailStore {
     return email.content
   }
 
-  /** scheduled or queued (not yet claimed by a dispatcher) → canceled, with `email.canceled`. */
+  /**
+   * scheduled or queued (not yet claimed by a dispatcher) → canceled, with `email.canceled`; but
+   * not once the relay has given any recipient its final answer: a platform-limit answer puts an
+   * email back to `queued` for the recipients still waiting, and "canceled" (never sent) would then
+   * follow `email.delivered` or `email.bounced` of the others.
+   */
   async cancel(projectId: string, id: string) {
     return this.transition(projectId, id, {
       from: ['scheduled', 'queued'],
+      where: { recipients: { every: { status: { in: [...NOT_STARTED] } } } },
       data: { status: 'canceled', canceledAt: new Date() },
       event: { type: 'email.canceled' },
       refusal: 'Only scheduled or queued emails can be canceled',
+      refusalInFrom:
+        'This email was already delivered to (or bounced by) some of its recipients; it can no longer be canceled',
     })
   }
 
@@ -122,16 +133,19 @@ export class EmailStore {
     id: string,
     t: {
       from: string[]
+      /** A further condition on the email; refused with `refusalInFrom` when only it fails. */
+      where?: Prisma.EmailWhereInput
       data: Prisma.EmailUpdateManyMutationInput
       event: NewEvent
       refusal: string
+      refusalInFrom?: string
       also?: (tx: Prisma.TransactionClient) => Promise<unknown>
     },
   ) {
     if (!isId('email', id)) throw fail('email_not_found', `No email with id '${id}'`, 'id')
     const done = await this.db.$transaction(async (tx) => {
       const [row] = await tx.email.updateManyAndReturn({
-        where: { id, projectId, status: { in: t.from } },
+        where: { id, projectId, status: { in: t.from }, ...t.where },
         data: t.data,
       })
       if (!row) return null
@@ -142,6 +156,7 @@ export class EmailStore {
     if (done) return done
     const current = await this.db.email.findFirst({ where: { id, projectId }, select: { status: true } })
     if (!current) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    if (t.refusalInFrom && t.from.includes(current.status)) throw fail('not_cancelable', t.refusalInFrom)
     throw fail('not_cancelable', `${t.refusal}; this email is ${current.status}`)
   }
 }
