@@ -221,6 +221,14 @@ describe('POST /v1/emails: validation (contract.md part 3)', () => {
     expect(await code(email(acme.from, { tags: { ['k'.repeat(65)]: 'v' } }))).toMatchObject({
       code: 'invalid_body',
     })
+    // At most 50 tags: every event of the email carries them.
+    const tags = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`t${i}`, 'v']))
+    expect(await code(email(acme.from, { tags: tags(51) }))).toMatchObject({
+      status: 400,
+      code: 'invalid_body',
+      param: 'tags',
+    })
+    expect((await send(email(acme.from, { tags: tags(50) }))).status).toBe(202)
     const { html: _h, ...noContent } = email(acme.from)
     expect(await code(noContent)).toMatchObject({ code: 'invalid_body', param: 'html' })
     const { subject: _s, ...noSubject } = email(acme.from)

@@ -18,6 +18,21 @@ import { decodeJson, decodeReply, encodeError, encodeJson } from './codec.js'
 import { parseNatsUrl } from './nats-url.js'
 import { ReplyError, ReplyInbox } from './reply-inbox.js'
 
+/**
+ * A message larger than the NATS server's max_payload: no retry can publish it until the operator
+ * raises the limit (docs/operations.md), so callers that retry skip it instead of waiting on it.
+ */
+export class UnpublishableMessage extends Error {
+  constructor(
+    readonly subject: string,
+    readonly msgId: string,
+    readonly bytes: number,
+    readonly maxPayload: number,
+  ) {
+    super(`message ${msgId} on ${subject} is ${bytes} bytes, over NATS max_payload (${maxPayload})`)
+  }
+}
+
 export interface BusOptions {
   url: string
   /** Prepended to every subject/stream/consumer (`NATS_PREFIX`). */
@@ -218,6 +233,8 @@ export class Bus {
     msgId: string,
     timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
   ): Promise<PubAck> {
+    if (data.length > this.maxPayload)
+      throw new UnpublishableMessage(subject, msgId, data.length, this.maxPayload)
     const h = headers()
     h.set('Nats-Msg-Id', msgId)
     const reply = await this.inbox.request(subject, data, { timeoutMs, headers: h })

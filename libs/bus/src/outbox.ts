@@ -1,6 +1,6 @@
 import type { Db } from '@mailer/db'
 import type { Logger, Metrics } from '@mailer/observability'
-import type { Bus } from './bus.js'
+import { type Bus, UnpublishableMessage } from './bus.js'
 import { encodeJson } from './codec.js'
 import type { OutboxRow } from './outbox-sql.js'
 
@@ -25,8 +25,15 @@ export class Outbox {
   private readonly inFlight = new Set<Promise<void>>()
   private timer: NodeJS.Timeout | undefined
   private sweeping = false
+  /**
+   * Rows over NATS's max_payload: the sweeper passes over them (they would otherwise stop every
+   * pass at the first of them, and every row after it would wait for good) and keeps them, so
+   * that they go out once the operator raises the limit and the service restarts.
+   */
+  private readonly unpublishable = new Set<bigint>()
   private readonly published
   private readonly failures
+  private readonly oversized
 
   constructor(
     private readonly db: Db,
@@ -41,6 +48,10 @@ export class Outbox {
     this.failures = metrics.counter(
       'outbox_publish_failures_total',
       'Outbox publishes that failed (retried by the sweeper)',
+    )
+    this.oversized = metrics.counter(
+      'outbox_unpublishable_total',
+      "Outbox messages over NATS's max_payload, kept but passed over until it is raised",
     )
   }
 
@@ -110,11 +121,13 @@ export class Outbox {
       const n = await this.db.$transaction(async (tx) => {
         const rows = await tx.$queryRawUnsafe<OutboxRow[]>(
           `SELECT id, subject, msg_id AS "msgId", payload FROM outbox
-           WHERE created_at < now() - ($1::int * interval '1 millisecond')
+           WHERE created_at < now() - ($1::int * interval '1 millisecond') AND id <> ALL($2::bigint[])
            ORDER BY id LIMIT 500 FOR UPDATE SKIP LOCKED`,
           grace,
+          [...this.unpublishable],
         )
         const done: bigint[] = []
+        let stopped = false
         for (const r of rows) {
           try {
             await this.bus.publishDurable(this.bus.subject(r.subject), encodeJson(r.payload), r.msgId)
@@ -122,15 +135,26 @@ export class Outbox {
             done.push(r.id)
           } catch (err) {
             this.failures.inc()
+            if (err instanceof UnpublishableMessage) {
+              this.unpublishable.add(r.id)
+              this.oversized.inc()
+              this.logger.error(
+                { msgId: r.msgId, bytes: err.bytes, maxPayload: err.maxPayload },
+                "outbox message is over NATS's max_payload; kept, passed over until the limit is raised",
+              )
+              continue
+            }
             this.logger.warn({ err, msgId: r.msgId }, 'outbox sweeper publish failed')
+            stopped = true
             break
           }
         }
         if (done.length) await tx.$executeRawUnsafe('DELETE FROM outbox WHERE id = ANY($1::bigint[])', done)
-        return done.length
+        // Another pass only after a full one that NATS did not interrupt.
+        return { done: done.length, more: !stopped && rows.length === 500 }
       })
-      total += n
-      if (n < 500) return total
+      total += n.done
+      if (!n.more) return total
     }
   }
 

@@ -141,6 +141,40 @@ describe('outbox', () => {
   })
 })
 
+describe('outbox sweeper', () => {
+  it('passes over a message larger than NATS takes and publishes the ones after it; keeps it', async () => {
+    await ensureStream(client, { name: 'SWEPT', subjects: ['swept.>'] })
+    const db = createDb(te.databaseUrl)
+    const outbox = new Outbox(
+      db,
+      client,
+      createLogger({ service: 'outbox-test', level: 'silent' }),
+      new Metrics('outbox_sweep_test'),
+      { graceMs: 0 },
+    )
+    try {
+      // Left behind by a process that died after its commit: the oversized one first.
+      await outbox.write(db, [
+        { subject: 'swept.e', msgId: 's-big', payload: { pad: 'x'.repeat(client.maxPayload) } },
+        { subject: 'swept.e', msgId: 's-1', payload: { i: 1 } },
+        { subject: 'swept.e', msgId: 's-2', payload: { i: 2 } },
+      ])
+      expect(await outbox.sweep()).toBe(2)
+      const info = await client.jsm.streams.info(client.streamName('SWEPT'))
+      expect(info.state.messages).toBe(2)
+      const left = await db.outboxMessage.findMany({ select: { msgId: true } })
+      expect(left.map((r) => r.msgId)).toEqual(['s-big'])
+      // Later passes do not stop at it either.
+      await outbox.write(db, [{ subject: 'swept.e', msgId: 's-3', payload: { i: 3 } }])
+      expect(await outbox.sweep()).toBe(1)
+    } finally {
+      await db.outboxMessage.deleteMany({})
+      await outbox.stop()
+      await db.$disconnect()
+    }
+  })
+})
+
 describe('ensureStream replicas', () => {
   it('leaves the replicas alone unless NATS_STREAM_REPLICAS is set, and a refused count fails the start', async () => {
     const logger = createLogger({ service: 'bus-test', level: 'silent' })

@@ -53,6 +53,12 @@ const listOf = <T extends z.ZodType>(item: T, min = 0) =>
     (v) => (typeof v === 'string' ? [v] : v),
     z.array(item).min(min, `needs at least ${min} address`),
   )
+/**
+ * Tags per email (SES's limit; the contract bounds only their length). Every event of the email
+ * carries them, to webhooks and analytics, and a dispatcher outcome is one bus message: without a
+ * bound one email could outgrow NATS's message limit.
+ */
+export const MAX_TAGS = 50
 const noLineBreaks = (s: string) => !/[\r\n]/.test(s)
 /**
  * Control characters other than tab (line breaks are refused on their own, with their own
@@ -88,7 +94,10 @@ export const SendEmailInput = z
     data: z.unknown().optional(),
     headers: z.unknown().optional(),
     attachments: z.unknown().optional(),
-    tags: z.record(z.string().min(1).max(64), z.string().max(256)).optional(),
+    tags: z
+      .record(z.string().min(1).max(64), z.string().max(256))
+      .refine((t) => Object.keys(t).length <= MAX_TAGS, `at most ${MAX_TAGS} tags`)
+      .optional(),
     scheduledAt: z.unknown().optional(),
     trackOpens: z.boolean().optional(),
     trackClicks: z.boolean().optional(),
