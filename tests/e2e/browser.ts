@@ -39,14 +39,20 @@ export function ensureDashboardBuilt(): void {
 
 export const CHROMIUM = '/usr/bin/chromium'
 
-/** Debian's Chromium through playwright-core, headless, with a fresh profile that is removed on close. */
-export async function launchBrowser(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+/**
+ * Debian's Chromium through playwright-core, headless, with a fresh profile that is removed on close.
+ * `timezoneId` runs the pages in that zone (an operator far from UTC), e.g. `America/Los_Angeles`.
+ */
+export async function launchBrowser(
+  opts: { timezoneId?: string } = {},
+): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`)
   const profile = mkdtempSync(join(tmpdir(), 'mailer-chromium-'))
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
+    ...(opts.timezoneId ? { timezoneId: opts.timezoneId } : {}),
     args: [
       '--headless',
       '--no-sandbox',

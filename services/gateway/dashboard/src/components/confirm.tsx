@@ -1,9 +1,9 @@
 import { type ReactNode, useRef, useState } from 'react'
-import { errorMessage } from '../lib/format.js'
+import { FormError } from './states.js'
 
 /**
  * A button that asks first, in a modal `<dialog>` (focus is trapped and Escape cancels; never the
- * browser's confirm(), which blocks the page). The action's error is shown in the dialog.
+ * browser's confirm(), which blocks the page). The action's error is shown in the dialog, with the API's code and request id.
  */
 export function ConfirmButton({
   label,
@@ -26,7 +26,7 @@ export function ConfirmButton({
 }) {
   const ref = useRef<HTMLDialogElement>(null)
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string>()
+  const [error, setError] = useState<Error>()
   const open = () => {
     setError(undefined)
     ref.current?.showModal()
@@ -38,7 +38,7 @@ export function ConfirmButton({
       await onConfirm()
       ref.current?.close()
     } catch (e) {
-      setError(errorMessage(e))
+      setError(e instanceof Error ? e : new Error(String(e)))
     } finally {
       setBusy(false)
     }
@@ -52,11 +52,7 @@ export function ConfirmButton({
       <dialog ref={ref} className="dialog" aria-label={title}>
         <h2>{title}</h2>
         <div>{body}</div>
-        {error && (
-          <p className="form-error" role="alert">
-            {error}
-          </p>
-        )}
+        <FormError error={error} />
         <div className="actions">
           <button type="button" className="btn" onClick={() => ref.current?.close()} disabled={busy}>
             Cancel

@@ -15,6 +15,13 @@ export function Empty({ children }: { children: ReactNode }) {
   return <div className="state empty">{children}</div>
 }
 
+/**
+ * The API's code, param and request id of an error: what an operator quotes when asking for help
+ * (the request id finds the request in the logs).
+ */
+const errorCode = (e: ApiError): string =>
+  `${e.code}${e.param ? ` (${e.param})` : ''}${e.requestId ? ` · request ${e.requestId}` : ''}`
+
 /** An error with what the operator can do about it; the request id helps find it in the logs. */
 export function ErrorState({ error, retry }: { error: Error; retry?: () => void }) {
   const api = error instanceof ApiError ? error : null
@@ -23,13 +30,7 @@ export function ErrorState({ error, retry }: { error: Error; retry?: () => void 
       <p className="line">
         <strong>{api?.status === 404 ? 'Not found' : 'Something went wrong'}</strong>: {error.message}
       </p>
-      {api && (
-        <p className="line muted small">
-          {api.code}
-          {api.param ? ` (${api.param})` : ''}
-          {api.requestId ? ` · request ${api.requestId}` : ''}
-        </p>
-      )}
+      {error instanceof ApiError && <p className="line muted small">{errorCode(error)}</p>}
       {retry && (
         <button type="button" className="btn" onClick={retry}>
           Try again
@@ -39,14 +40,13 @@ export function ErrorState({ error, retry }: { error: Error; retry?: () => void 
   )
 }
 
-/** An inline error under a form. */
+/** An inline error under a form or in a confirmation dialog. */
 export function FormError({ error }: { error: Error | undefined }) {
   if (!error) return null
-  const api = error instanceof ApiError ? error : null
   return (
     <p className="form-error" role="alert">
       {error.message}
-      {api?.param ? ` (${api.param})` : ''}
+      {error instanceof ApiError && <span className="error-code small">{errorCode(error)}</span>}
     </p>
   )
 }

