@@ -90,6 +90,36 @@ describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
     await dialog.getByRole('button', { name: 'Cancel' }).click()
   })
 
+  it('keeps working in a tab whose session was replaced by a sign-in in another tab', async () => {
+    const other = await browser.context.newPage()
+    watchProblems(other, problems)
+    await other.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/audiences`)
+    await heading(other, 'Audiences').waitFor() // same browser: already signed in
+
+    // The first tab signs out and in again: a new session (and CSRF token) for the browser.
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await signIn(page, `${stack.gatewayUrl}/dashboard/projects`)
+
+    const form = other.getByRole('form', { name: 'Create an audience' })
+    await form.getByLabel('Name', { exact: true }).fill('Second tab')
+    await form.getByRole('button', { name: 'Create audience' }).click()
+    const created = other.getByRole('row').filter({ hasText: 'Second tab' })
+    const failed = form.getByRole('alert')
+    await created.or(failed).first().waitFor()
+    expect(await failed.allTextContents()).toEqual([])
+    await created.waitFor()
+
+    // Signing out there ends the browser's session, although that tab's token is stale again.
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await signIn(page, `${stack.gatewayUrl}/dashboard/projects`)
+    await other.getByRole('button', { name: 'Sign out' }).click()
+    await other.getByLabel('Admin key').waitFor()
+    await page.reload()
+    await page.getByLabel('Admin key').waitFor()
+    await other.close()
+    await signIn(page, `${stack.gatewayUrl}/dashboard/projects`)
+  })
+
   it('shows no script error, CSP violation or dialog', () => {
     expect(problems).toEqual([])
   })

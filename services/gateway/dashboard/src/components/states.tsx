@@ -45,7 +45,7 @@ export function FormError({ error }: { error: Error | undefined }) {
   if (!error) return null
   return (
     <p className="form-error" role="alert">
-      {error.message}
+      {error.message}{' '}
       {error instanceof ApiError && <span className="error-code small">{errorCode(error)}</span>}
     </p>
   )

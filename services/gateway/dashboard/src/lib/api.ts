@@ -36,10 +36,28 @@ function apiUrl(path: string, query?: Query): URL {
   return url
 }
 
+/**
+ * A sign-in in another tab (after a sign-out or an expiry there) replaces this browser's session
+ * cookies, so the CSRF token this page holds no longer matches them and every write would be
+ * refused with csrf_failed until a reload. The session route gives the token of the cookies the
+ * browser has now; true when that is a different one.
+ */
+async function refreshCsrfToken(): Promise<boolean> {
+  try {
+    const { csrfToken: current } = await request<{ csrfToken: string }>('GET', 'session')
+    if (!current || current === csrfToken) return false
+    csrfToken = current
+    return true
+  } catch {
+    return false
+  }
+}
+
 async function request<T>(
   method: string,
   path: string,
   opts: { query?: Query; body?: unknown } = {},
+  retried = false,
 ): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' }
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken
@@ -71,6 +89,9 @@ async function request<T>(
     ?.error
   const requestId = res.headers.get('x-request-id') ?? undefined
   if (err && typeof err.code === 'string') {
+    // Refused before anything was done, so trying again once with the current token is safe.
+    if (err.code === 'csrf_failed' && !retried && (await refreshCsrfToken()))
+      return request<T>(method, path, opts, true)
     if (err.code === 'invalid_session' && !path.startsWith('session')) onSignedOut()
     const message = typeof err.message === 'string' ? err.message : err.code
     throw new ApiError(
