@@ -120,6 +120,23 @@ describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
     await signIn(page, `${stack.gatewayUrl}/dashboard/projects`)
   })
 
+  it("labels analytics' UTC days with their own date in a browser west of UTC", async () => {
+    await page.goto(`${stack.gatewayUrl}/dashboard/analytics?project=${SLUG}&range=7d&interval=day`)
+    await heading(page, 'Analytics').waitFor()
+    const chart = page.getByRole('img', { name: /Emails per day/ })
+    await chart.waitFor()
+    // The table gives each bucket's UTC day; the chart must name the same day for that point.
+    await page.getByText('Show as a table').click()
+    const table = page.getByRole('table', { name: 'Emails per day' })
+    const firstDay = (await table.getByRole('rowheader').first().textContent())!.trim()
+    expect(firstDay).toMatch(/^\d{4}-\d{2}-\d{2}$/)
+    const plot = chart.locator('.u-over')
+    const box = (await plot.boundingBox())!
+    await page.mouse.move(box.x + 2, box.y + box.height / 2) // the first (oldest) bucket
+    const legendX = chart.locator('.u-legend .u-series').first().locator('.u-value')
+    await expect.poll(async () => (await legendX.textContent())?.trim()).toContain(firstDay)
+  })
+
   it('shows no script error, CSP violation or dialog', () => {
     expect(problems).toEqual([])
   })

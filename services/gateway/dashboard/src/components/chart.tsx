@@ -30,8 +30,16 @@ const cssVar = (name: string) =>
   getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888'
 
 /**
+ * uPlot draws time axes in the browser's zone by default, but analytics buckets are UTC hours and
+ * days: west of UTC each day's point would sit on the evening before and carry that date. The
+ * axes and the legend read times in UTC instead.
+ */
+const utcDate = (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC')
+
+/**
  * A uPlot chart that fills its container's width. `kind: 'bars'` draws grouped bars over the
- * category labels `categories`; otherwise lines over time (`x` in Unix seconds).
+ * category labels `categories`; otherwise lines over time (`x` in Unix seconds, shown in UTC;
+ * `xLabel` writes one in the legend).
  */
 export function Chart({
   label,
@@ -41,6 +49,7 @@ export function Chart({
   categories,
   height = 260,
   unit,
+  xLabel,
 }: {
   label: string
   x: number[]
@@ -49,6 +58,7 @@ export function Chart({
   categories?: string[]
   height?: number
   unit?: string
+  xLabel?: (ts: number) => string
 }) {
   const box = useRef<HTMLDivElement>(null)
   const themeKey = useThemeKey()
@@ -66,6 +76,7 @@ export function Chart({
       width: Math.max(el.clientWidth, 240),
       height,
       legend: { show: true },
+      ...(kind === 'bars' ? {} : { tzDate: utcDate }),
       cursor: { drag: { x: false, y: false } },
       scales: {
         ...(kind === 'bars'
@@ -89,8 +100,9 @@ export function Chart({
       ],
       series: [
         {
-          label: kind === 'bars' ? 'Range' : 'Time',
+          label: kind === 'bars' ? 'Range' : 'Time (UTC)',
           ...(categories ? { value: (_u: uPlot, v: number) => categories[v] ?? '' } : {}),
+          ...(xLabel ? { value: (_u: uPlot, v: number | null) => (v === null ? '—' : xLabel(v)) } : {}),
         },
         ...series.map((s, i) => {
           const color = cssVar(s.colorVar)
@@ -106,7 +118,7 @@ export function Chart({
       ro.disconnect()
       plot.destroy()
     }
-  }, [x, series, kind, categories, height, unit, themeKey])
+  }, [x, series, kind, categories, height, unit, xLabel, themeKey])
 
   return <div className="chart" ref={box} role="img" aria-label={label} />
 }

@@ -1,4 +1,4 @@
-import { useMemo } from 'react'
+import { useCallback, useMemo } from 'react'
 import { Chart, type ChartSeries } from '../components/chart.js'
 import { AsyncView } from '../components/states.js'
 import { Field, Page, Section, Table } from '../components/ui.js'
@@ -47,7 +47,15 @@ function Totals({ a }: { a: Analytics }) {
   )
 }
 
+/** A bucket's UTC start as the table and the chart's legend name it: `2026-03-04` or `2026-03-04 13:00`. */
+const bucketLabel = (iso: string, interval: string): string =>
+  interval === 'day' ? iso.slice(0, 10) : iso.slice(0, 16).replace('T', ' ')
+
 function OverTime({ a }: { a: Analytics }) {
+  const xLabel = useCallback(
+    (ts: number) => `${bucketLabel(new Date(ts * 1000).toISOString(), a.interval)} UTC`,
+    [a.interval],
+  )
   const x = useMemo(() => a.buckets.map((b) => new Date(b.bucket).getTime() / 1000), [a])
   const series = useMemo<ChartSeries[]>(
     () => LINES.map(([k, label]) => ({ label, colorVar: `--c-${k}`, values: a.buckets.map((b) => b[k]) })),
@@ -59,13 +67,14 @@ function OverTime({ a }: { a: Analytics }) {
         label={`Emails per ${a.interval}: ${LINES.map(([k, l]) => `${l} ${a.totals[k]}`).join(', ')}`}
         x={x}
         series={series}
+        xLabel={xLabel}
       />
       <details>
         <summary>Show as a table</summary>
         <Table caption={`Emails per ${a.interval}`}>
           <thead>
             <tr>
-              <th scope="col">{a.interval === 'day' ? 'Day' : 'Hour'}</th>
+              <th scope="col">{a.interval === 'day' ? 'Day (UTC)' : 'Hour (UTC)'}</th>
               {LINES.map(([k, l]) => (
                 <th key={k} scope="col">
                   {l}
@@ -76,9 +85,7 @@ function OverTime({ a }: { a: Analytics }) {
           <tbody>
             {a.buckets.map((b) => (
               <tr key={b.bucket}>
-                <th scope="row">
-                  {a.interval === 'day' ? b.bucket.slice(0, 10) : b.bucket.slice(0, 16).replace('T', ' ')}
-                </th>
+                <th scope="row">{bucketLabel(b.bucket, a.interval)}</th>
                 {LINES.map(([k]) => (
                   <td key={k}>{b[k]}</td>
                 ))}
@@ -155,7 +162,7 @@ export function AnalyticsPage() {
   return (
     <Page
       title="Analytics"
-      lead="Live emails only, from the event stream; figures lag the events by a moment."
+      lead="Live emails only, from the event stream, by UTC day or hour; figures lag the events by a moment."
     >
       <fieldset className="filters plain">
         <legend className="sr-only">Analytics options</legend>
