@@ -137,6 +137,27 @@ describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
     await expect.poll(async () => (await legendX.textContent())?.trim()).toContain(firstDay)
   })
 
+  it('pages on through a project with more contacts than one page holds', async () => {
+    const people = Array.from({ length: 130 }, (_, i) => ({
+      email: `p${String(i).padStart(3, '0')}@example.com`,
+    }))
+    const imported = await client.post(`/v1/admin/projects/${SLUG}/contacts/import`, client.admin, people)
+    expect(imported.body).toEqual({ created: 130, updated: 0 })
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/contacts`)
+    await heading(page, 'Contacts').waitFor()
+    const rows = page.getByRole('table', { name: 'Contacts' }).getByRole('row')
+    await rows.filter({ hasText: 'p129@example.com' }).waitFor() // newest first
+    await page.getByRole('button', { name: 'Load more' }).click()
+    await rows.filter({ hasText: 'p000@example.com' }).waitFor() // the oldest, on a later page
+    expect(await rows.count()).toBe(131) // header + every contact once
+    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0)
+    // An action on a later page keeps the pages shown, with the row's new state.
+    const oldest = rows.filter({ hasText: 'p000@example.com' })
+    await oldest.getByRole('button', { name: 'Unsubscribe' }).click()
+    await oldest.getByText('unsubscribed', { exact: true }).waitFor()
+    expect(await rows.count()).toBe(131)
+  })
+
   it('shows no script error, CSP violation or dialog', () => {
     expect(problems).toEqual([])
   })

@@ -1,5 +1,6 @@
 import { type ReactNode, useId, useState } from 'react'
 import { useTitle } from '../lib/router.js'
+import type { PagedList } from '../lib/use-pages.js'
 
 /** One page: its title (also the document title), actions beside it, then the content. */
 export function Page({
@@ -180,5 +181,15 @@ export function Tags({ tags }: { tags: Record<string, string> }) {
         </span>
       ))}
     </span>
+  )
+}
+
+/** The "Load more" button under a paginated list, while there is a next page. */
+export function LoadMore({ list }: { list: PagedList<unknown> }) {
+  if (!list.data?.nextCursor) return null
+  return (
+    <button type="button" className="btn" onClick={list.loadMore} disabled={list.loadingMore}>
+      {list.loadingMore ? 'Loading…' : 'Load more'}
+    </button>
   )
 }

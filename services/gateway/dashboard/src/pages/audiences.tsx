@@ -2,17 +2,18 @@ import { type FormEvent, useState } from 'react'
 import { ConfirmButton } from '../components/confirm.js'
 import { useNotify } from '../components/notices.js'
 import { AsyncView, FormError } from '../components/states.js'
-import { Field, Page, Section, Table } from '../components/ui.js'
+import { Field, LoadMore, Page, Section, Table } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { formatCount, relative } from '../lib/format.js'
 import { Link } from '../lib/router.js'
 import type { Audience, Page as ListPage } from '../lib/types.js'
-import { useAction, useResource } from '../lib/use-resource.js'
+import { usePagedList } from '../lib/use-pages.js'
+import { useAction } from '../lib/use-resource.js'
 
 export function AudiencesPage({ params }: { params: Record<string, string> }) {
   const slug = params.slug!
-  const audiences = useResource(
-    () => api.get<ListPage<Audience>>(paths.mirror(slug, 'audiences'), { limit: 100 }),
+  const audiences = usePagedList(
+    (cursor) => api.get<ListPage<Audience>>(paths.mirror(slug, 'audiences'), { limit: 100, cursor }),
     [slug],
   )
   const [name, setName] = useState('')
@@ -56,47 +57,50 @@ export function AudiencesPage({ params }: { params: Record<string, string> }) {
       <Section title="Audiences">
         <AsyncView resource={audiences} what="audiences" empty={<p>No audiences yet.</p>}>
           {(page) => (
-            <Table caption="Audiences">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Contacts</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((a) => (
-                  <tr key={a.id}>
-                    <td>{a.name}</td>
-                    <td>
-                      <Link to={`projects/${encodeURIComponent(slug)}/contacts`}>
-                        {formatCount(a.contactCount)}
-                      </Link>
-                    </td>
-                    <td>{relative(a.createdAt)}</td>
-                    <td>
-                      <ConfirmButton
-                        small
-                        danger
-                        label="Delete"
-                        title={`Delete audience ${a.name}?`}
-                        body={
-                          <p>Its contacts are kept. An audience a broadcast is using cannot be deleted.</p>
-                        }
-                        onConfirm={async () => {
-                          await api.del(paths.mirror(slug, `audiences/${paths.enc(a.id)}`))
-                          notify('Audience deleted')
-                          audiences.reload()
-                        }}
-                      />
-                    </td>
+            <>
+              <Table caption="Audiences">
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Contacts</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">
+                      <span className="sr-only">Actions</span>
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </Table>
+                </thead>
+                <tbody>
+                  {page.data.map((a) => (
+                    <tr key={a.id}>
+                      <td>{a.name}</td>
+                      <td>
+                        <Link to={`projects/${encodeURIComponent(slug)}/contacts`}>
+                          {formatCount(a.contactCount)}
+                        </Link>
+                      </td>
+                      <td>{relative(a.createdAt)}</td>
+                      <td>
+                        <ConfirmButton
+                          small
+                          danger
+                          label="Delete"
+                          title={`Delete audience ${a.name}?`}
+                          body={
+                            <p>Its contacts are kept. An audience a broadcast is using cannot be deleted.</p>
+                          }
+                          onConfirm={async () => {
+                            await api.del(paths.mirror(slug, `audiences/${paths.enc(a.id)}`))
+                            notify('Audience deleted')
+                            audiences.reload()
+                          }}
+                        />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </Table>
+              <LoadMore list={audiences} />
+            </>
           )}
         </AsyncView>
       </Section>

@@ -1,10 +1,11 @@
 import { type FormEvent, useState } from 'react'
 import { AsyncView, FormError } from '../components/states.js'
-import { Badge, Field, Page, Section, Table } from '../components/ui.js'
+import { Badge, Field, LoadMore, Page, Section, Table } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { relative } from '../lib/format.js'
 import { Link, navigate } from '../lib/router.js'
 import type { Audience, Broadcast, Page as ListPage } from '../lib/types.js'
+import { usePagedList } from '../lib/use-pages.js'
 import { useAction, useResource } from '../lib/use-resource.js'
 import { Progress } from './broadcast.js'
 
@@ -91,8 +92,8 @@ export function BroadcastsPage({ params }: { params: Record<string, string> }) {
     [slug],
   )
   // Polled so that running broadcasts show their progress.
-  const list = useResource(
-    () => api.get<ListPage<Broadcast>>(paths.mirror(slug, 'broadcasts'), { limit: 50 }),
+  const list = usePagedList(
+    (cursor) => api.get<ListPage<Broadcast>>(paths.mirror(slug, 'broadcasts'), { limit: 50, cursor }),
     [slug],
     4000,
   )
@@ -120,36 +121,39 @@ export function BroadcastsPage({ params }: { params: Record<string, string> }) {
       <Section title="Broadcasts">
         <AsyncView resource={list} what="broadcasts" empty={<p>No broadcasts yet.</p>}>
           {(page) => (
-            <Table caption="Broadcasts">
-              <thead>
-                <tr>
-                  <th scope="col">Broadcast</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Progress</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((b) => (
-                  <tr key={b.id}>
-                    <td>
-                      <Link
-                        to={`projects/${encodeURIComponent(slug)}/broadcasts/${encodeURIComponent(b.id)}`}
-                      >
-                        {b.name || b.subject}
-                      </Link>
-                    </td>
-                    <td>
-                      <Badge value={b.status} />
-                    </td>
-                    <td>
-                      <Progress counts={b.counts} compact />
-                    </td>
-                    <td>{relative(b.createdAt)}</td>
+            <>
+              <Table caption="Broadcasts">
+                <thead>
+                  <tr>
+                    <th scope="col">Broadcast</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Progress</th>
+                    <th scope="col">Created</th>
                   </tr>
-                ))}
-              </tbody>
-            </Table>
+                </thead>
+                <tbody>
+                  {page.data.map((b) => (
+                    <tr key={b.id}>
+                      <td>
+                        <Link
+                          to={`projects/${encodeURIComponent(slug)}/broadcasts/${encodeURIComponent(b.id)}`}
+                        >
+                          {b.name || b.subject}
+                        </Link>
+                      </td>
+                      <td>
+                        <Badge value={b.status} />
+                      </td>
+                      <td>
+                        <Progress counts={b.counts} compact />
+                      </td>
+                      <td>{relative(b.createdAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </Table>
+              <LoadMore list={list} />
+            </>
           )}
         </AsyncView>
       </Section>

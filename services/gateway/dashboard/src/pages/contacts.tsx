@@ -2,10 +2,11 @@ import { type FormEvent, useState } from 'react'
 import { ConfirmButton } from '../components/confirm.js'
 import { useNotify } from '../components/notices.js'
 import { AsyncView, FormError } from '../components/states.js'
-import { Badge, Field, Page, Section, Table } from '../components/ui.js'
+import { Badge, Field, LoadMore, Page, Section, Table } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { relative } from '../lib/format.js'
 import type { Audience, Contact, Page as ListPage } from '../lib/types.js'
+import { usePagedList } from '../lib/use-pages.js'
 import { useAction, useResource } from '../lib/use-resource.js'
 
 function AddContact({
@@ -94,8 +95,9 @@ export function ContactsPage({ params }: { params: Record<string, string> }) {
     () => api.get<ListPage<Audience>>(paths.mirror(slug, 'audiences'), { limit: 100 }),
     [slug],
   )
-  const contacts = useResource(
-    () => api.get<ListPage<Contact>>(paths.mirror(slug, 'contacts'), { limit: 100, q, audienceId }),
+  const contacts = usePagedList(
+    (cursor) =>
+      api.get<ListPage<Contact>>(paths.mirror(slug, 'contacts'), { limit: 100, q, audienceId, cursor }),
     [slug, q, audienceId],
   )
   const notify = useNotify()
@@ -135,56 +137,59 @@ export function ContactsPage({ params }: { params: Record<string, string> }) {
           empty={<p>No contacts{q || audienceId ? ' match' : ' yet'}.</p>}
         >
           {(page) => (
-            <Table caption="Contacts">
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Subscription</th>
-                  <th scope="col">Added</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((c) => (
-                  <tr key={c.id}>
-                    <td className="break">{c.email}</td>
-                    <td>{[c.firstName, c.lastName].filter(Boolean).join(' ') || '—'}</td>
-                    <td>
-                      <Badge
-                        value={c.unsubscribed ? 'canceled' : 'active'}
-                        label={c.unsubscribed ? 'unsubscribed' : 'subscribed'}
-                      />
-                    </td>
-                    <td>{relative(c.createdAt)}</td>
-                    <td className="row-actions">
-                      <button
-                        type="button"
-                        className="btn small"
-                        onClick={() => void toggle.run(c)}
-                        disabled={toggle.busy}
-                      >
-                        {c.unsubscribed ? 'Resubscribe' : 'Unsubscribe'}
-                      </button>
-                      <ConfirmButton
-                        small
-                        danger
-                        label="Delete"
-                        title={`Delete ${c.email}?`}
-                        body={<p>The contact leaves every audience.</p>}
-                        onConfirm={async () => {
-                          await api.del(paths.mirror(slug, `contacts/${paths.enc(c.id)}`))
-                          notify('Contact deleted')
-                          contacts.reload()
-                        }}
-                      />
-                    </td>
+            <>
+              <Table caption="Contacts">
+                <thead>
+                  <tr>
+                    <th scope="col">Email</th>
+                    <th scope="col">Name</th>
+                    <th scope="col">Subscription</th>
+                    <th scope="col">Added</th>
+                    <th scope="col">
+                      <span className="sr-only">Actions</span>
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </Table>
+                </thead>
+                <tbody>
+                  {page.data.map((c) => (
+                    <tr key={c.id}>
+                      <td className="break">{c.email}</td>
+                      <td>{[c.firstName, c.lastName].filter(Boolean).join(' ') || '—'}</td>
+                      <td>
+                        <Badge
+                          value={c.unsubscribed ? 'canceled' : 'active'}
+                          label={c.unsubscribed ? 'unsubscribed' : 'subscribed'}
+                        />
+                      </td>
+                      <td>{relative(c.createdAt)}</td>
+                      <td className="row-actions">
+                        <button
+                          type="button"
+                          className="btn small"
+                          onClick={() => void toggle.run(c)}
+                          disabled={toggle.busy}
+                        >
+                          {c.unsubscribed ? 'Resubscribe' : 'Unsubscribe'}
+                        </button>
+                        <ConfirmButton
+                          small
+                          danger
+                          label="Delete"
+                          title={`Delete ${c.email}?`}
+                          body={<p>The contact leaves every audience.</p>}
+                          onConfirm={async () => {
+                            await api.del(paths.mirror(slug, `contacts/${paths.enc(c.id)}`))
+                            notify('Contact deleted')
+                            contacts.reload()
+                          }}
+                        />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </Table>
+              <LoadMore list={contacts} />
+            </>
           )}
         </AsyncView>
       </Section>

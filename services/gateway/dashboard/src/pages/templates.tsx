@@ -1,12 +1,13 @@
 import { type FormEvent, useState } from 'react'
 import { useNotify } from '../components/notices.js'
 import { AsyncView, FormError } from '../components/states.js'
-import { Field, Page, Section, Table } from '../components/ui.js'
+import { Field, LoadMore, Page, Section, Table } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { relative } from '../lib/format.js'
 import { Link, navigate } from '../lib/router.js'
 import type { Page as ListPage, Template, TemplateSummary } from '../lib/types.js'
-import { useAction, useResource } from '../lib/use-resource.js'
+import { usePagedList } from '../lib/use-pages.js'
+import { useAction } from '../lib/use-resource.js'
 
 function CreateTemplate({ slug }: { slug: string }) {
   const [name, setName] = useState('')
@@ -75,8 +76,9 @@ function CreateTemplate({ slug }: { slug: string }) {
 export function TemplatesPage({ params }: { params: Record<string, string> }) {
   const slug = params.slug!
   const [q, setQ] = useState('')
-  const list = useResource(
-    () => api.get<ListPage<TemplateSummary>>(paths.mirror(slug, 'templates'), { limit: 100, q }),
+  const list = usePagedList(
+    (cursor) =>
+      api.get<ListPage<TemplateSummary>>(paths.mirror(slug, 'templates'), { limit: 100, q, cursor }),
     [slug, q],
   )
   const [creating, setCreating] = useState(false)
@@ -108,32 +110,35 @@ export function TemplatesPage({ params }: { params: Record<string, string> }) {
         </div>
         <AsyncView resource={list} what="templates" empty={<p>No templates{q ? ' match' : ' yet'}.</p>}>
           {(page) => (
-            <Table caption="Templates">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Subject</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((t) => (
-                  <tr key={t.id}>
-                    <td>
-                      <Link
-                        to={`projects/${encodeURIComponent(slug)}/templates/${encodeURIComponent(t.name)}`}
-                      >
-                        {t.name}
-                      </Link>
-                    </td>
-                    <td>{t.subject ?? '—'}</td>
-                    <td>v{t.version}</td>
-                    <td>{relative(t.updatedAt)}</td>
+            <>
+              <Table caption="Templates">
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Subject</th>
+                    <th scope="col">Version</th>
+                    <th scope="col">Updated</th>
                   </tr>
-                ))}
-              </tbody>
-            </Table>
+                </thead>
+                <tbody>
+                  {page.data.map((t) => (
+                    <tr key={t.id}>
+                      <td>
+                        <Link
+                          to={`projects/${encodeURIComponent(slug)}/templates/${encodeURIComponent(t.name)}`}
+                        >
+                          {t.name}
+                        </Link>
+                      </td>
+                      <td>{t.subject ?? '—'}</td>
+                      <td>v{t.version}</td>
+                      <td>{relative(t.updatedAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </Table>
+              <LoadMore list={list} />
+            </>
           )}
         </AsyncView>
       </Section>

@@ -1,0 +1,59 @@
+import { useRef, useState } from 'react'
+import type { Page } from './types.js'
+import { type Resource, useResource } from './use-resource.js'
+
+export interface PagedList<T> extends Resource<Page<T>> {
+  /** Reads one more page (the button shows while `data.nextCursor` is set). */
+  loadMore: () => void
+  loadingMore: boolean
+}
+
+/**
+ * A cursor-paginated list read page after page with "Load more". Every read (a reload after an
+ * action, a poll, a further page) walks the pages shown so far again from the first one in one go,
+ * so rows are never shown twice or skipped when the list changed in between, and a row changed by
+ * an action shows its new state wherever it is. `deps` changing (a new search) starts over at one
+ * page.
+ */
+export function usePagedList<T>(
+  load: (cursor: string | undefined) => Promise<Page<T>>,
+  deps: unknown[],
+  pollMs?: number,
+): PagedList<T> {
+  const pages = useRef(1)
+  const lastDeps = useRef('')
+  const [loadingMore, setLoadingMore] = useState(false)
+  const list = useResource(
+    async () => {
+      const key = JSON.stringify(deps)
+      if (key !== lastDeps.current) {
+        lastDeps.current = key
+        pages.current = 1
+      }
+      try {
+        const data: T[] = []
+        let cursor: string | undefined
+        let nextCursor: string | null = null
+        for (let i = 0; i < pages.current; i++) {
+          const page = await load(cursor)
+          data.push(...page.data)
+          nextCursor = page.nextCursor
+          if (!nextCursor) break
+          cursor = nextCursor
+        }
+        return { data, nextCursor }
+      } finally {
+        setLoadingMore(false)
+      }
+    },
+    deps,
+    pollMs,
+  )
+  const loadMore = () => {
+    if (!list.data?.nextCursor) return
+    pages.current++
+    setLoadingMore(true)
+    list.reload()
+  }
+  return { ...list, loadMore, loadingMore }
+}
