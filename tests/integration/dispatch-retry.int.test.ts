@@ -162,6 +162,48 @@ describe('transient failures', () => {
     expect(relay.forEmail(id)).toHaveLength(1)
   })
 
+  it('"too many recipients" (552 or 452, 5.5.3) defers the recipients over the relay limit, never bounces or suppresses them', async () => {
+    // RFC 5321 4.5.3.1.10: relays still answer 552 when a message has more recipients than they
+    // take at once; the rest must go in a later transaction.
+    const overLimit = new Map([
+      ['gus@example.com', { code: 552, message: '5.5.3 Too many recipients' }],
+      ['hal@example.com', { code: 452, message: '4.5.3 Recipient limit exceeded' }],
+    ])
+    relay.rcpt = (a) => {
+      const answer = overLimit.get(a)
+      overLimit.delete(a)
+      return answer ?? 'accept'
+    }
+    try {
+      const id = await seed.email(PROJECT, {
+        from: FROM,
+        to: ['fay@example.com', 'gus@example.com', 'hal@example.com'],
+        subject: 'Many',
+        text: 'x',
+      })
+      await seed.dispatch(id, PROJECT)
+
+      await until(id, (r) => r.status === 'delivered', 'delivered')
+      expect(relay.forEmail(id).map((d) => d.envelopeTo)).toEqual([
+        ['fay@example.com'],
+        ['gus@example.com', 'hal@example.com'],
+      ])
+      const events = await timeline(id)
+      expect(events.filter((e) => e.type !== 'email.delivered').map((e) => [e.type, e.recipient])).toEqual([
+        ['email.sent', null],
+        ['email.deferred', 'gus@example.com'],
+        ['email.deferred', 'hal@example.com'],
+      ])
+      expect(
+        await seed.sql(
+          `SELECT address FROM suppressions WHERE address IN ('gus@example.com', 'hal@example.com')`,
+        ),
+      ).toEqual([])
+    } finally {
+      relay.rcpt = () => 'accept'
+    }
+  })
+
   it('a 4xx for one recipient defers only that recipient; the retry reaches only it', async () => {
     let busy = 1
     relay.rcpt = (a) =>

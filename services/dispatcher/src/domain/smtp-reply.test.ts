@@ -47,6 +47,14 @@ describe('classify', () => {
     expect(rcpt(552, '552 5.2.2 User is over quota')).toBe('bounced')
   })
 
+  it('"too many recipients" for one message defers that recipient, whatever the code or wording', () => {
+    expect(rcpt(552, '552 5.5.3 Too many recipients')).toBe('transient')
+    expect(rcpt(452, '452 4.5.3 Error: too many recipients')).toBe('transient')
+    expect(rcpt(452, '452 4.5.3 Recipient limit exceeded')).toBe('transient')
+    expect(rcpt(550, '550 Too many recipients in this message')).toBe('transient')
+    expect(rcpt(552, '552 5.2.2 Mailbox full')).toBe('bounced')
+  })
+
   it('words that merely contain "rate" or "limit" do not count', () => {
     expect(isPlatformLimit(451, '451 4.3.0 Temporary failure, separate issue')).toBe(false)
     expect(isPlatformLimit(451, '451 unlimited retries allowed')).toBe(false)

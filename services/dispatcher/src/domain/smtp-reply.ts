@@ -59,10 +59,28 @@ export function isPlatformLimit(code: number | null, text: string): boolean {
   return code >= 500 && code < 600 && enhanced === '5.4.5'
 }
 
+const TOO_MANY_RECIPIENTS = /too many recipients|recipients? (count|limit)/i
+
+/**
+ * A RCPT TO refused because the message already has as many recipients as the relay takes in one
+ * transaction: the address is fine and goes in a later attempt. Relays still answer 552 for it,
+ * which RFC 5321 4.5.3.1.10 tells clients to treat as temporary, and its text ("Recipient limit
+ * exceeded") is no sending quota. Said in words, or as enhanced status `x.5.3` (RFC 3463) unless
+ * the text is about a sending rate (`452 4.5.3 Throttled: too many messages`).
+ */
+function tooManyRecipients(stage: ReplyStage, code: number | null, text: string): 'words' | 'status' | null {
+  if (stage !== 'rcpt' || code === null || code < 400 || code >= 600) return null
+  if (TOO_MANY_RECIPIENTS.test(text)) return 'words'
+  return /^[45]\.5\.3$/.test(enhancedStatus(text) ?? '') ? 'status' : null
+}
+
 export function classify(reply: Pick<RecipientReply, 'stage' | 'code' | 'text'>): Verdict {
   const { stage, code, text } = reply
   if (code !== null && code >= 200 && code < 300 && stage !== 'connection') return 'delivered'
+  const recipients = tooManyRecipients(stage, code, text)
+  if (recipients === 'words') return 'transient'
   if (isPlatformLimit(code, text)) return 'platform_limit'
+  if (recipients === 'status') return 'transient'
   // A 5xx before any message was offered (greeting, AUTH) is a relay or configuration problem
   // that an operator can fix; it must not fail or bounce emails.
   if (code !== null && code >= 500 && code < 600 && stage === 'rcpt') return 'bounced'
