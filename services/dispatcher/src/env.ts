@@ -47,7 +47,7 @@ export const dispatcherEnv = baseEnv
      * (bench/README.md). Lower it for a relay that limits connections per client.
      */
     SMTP_POOL_SIZE: envInt(32, 1, 100),
-    /** Connect, greeting and socket-inactivity time-out for the relay. */
+    /** Connect, greeting and socket-inactivity time-out for the relay, and the longest wait for each whole reply. */
     SMTP_TIMEOUT_SECONDS: seconds(30, 0.1, 600),
     /** The relay said its sending quota is used up (the "platform daily limit"): wait this long. */
     PLATFORM_LIMIT_RETRY_SECONDS: seconds(3_600),

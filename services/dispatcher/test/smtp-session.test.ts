@@ -230,6 +230,68 @@ describe('SMTP session', () => {
   })
 })
 
+describe('SMTP session time limits', () => {
+  /** Answers MAIL FROM (or the final dot, `at: 'dot'`) with continuation lines that never end. */
+  const dripFeeding = (at: 'mail' | 'dot', every = 50, once = true) => {
+    let drips = 0
+    const dripping = new WeakSet<Socket>()
+    return scripted((line, socket) => {
+      const verb = line.slice(0, 4).toUpperCase()
+      // Once dripping, the session says nothing else (the pipelined RCPT and DATA get no answer).
+      if (dripping.has(socket)) return
+      const drip = (at === 'mail' ? verb === 'MAIL' : line === '.') && (!once || drips++ === 0)
+      if (drip) {
+        dripping.add(socket)
+        const timer = setInterval(() => {
+          if (socket.destroyed) clearInterval(timer)
+          else socket.write('250-still thinking\r\n')
+        }, every)
+      } else if (verb === 'EHLO') socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (verb === 'MAIL' || verb === 'RCPT') socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      else if (line === '.') socket.write('250 queued\r\n')
+      else if (verb === 'QUIT') socket.end('221 bye\r\n')
+    })
+  }
+
+  it('a reply drip-fed line by line is bounded by the time-out as a whole: the send ends and the pool slot is freed', async () => {
+    const r = await dripFeeding('mail')
+    const pool = new SmtpPool({ ...opts(r.port, { timeoutMs: 300 }), size: 1 })
+    closers.unshift(async () => pool.close())
+    const stuck = await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
+    expect(stuck).toBeInstanceOf(SmtpConnectionError)
+    expect(stuck).toMatchObject({ bodySent: false, message: expect.stringContaining('no complete answer') })
+    // The only slot is free again: the next message goes out on a new session.
+    expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
+  })
+
+  it('a drip-fed answer to the final dot ends the send too, as a message that may have arrived', async () => {
+    const r = await dripFeeding('dot')
+    const c = await session(opts(r.port, { timeoutMs: 300 }))
+    const stuck = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
+    expect(stuck).toMatchObject({ bodySent: true, message: expect.stringContaining('no complete answer') })
+    expect(c.usable).toBe(false)
+  })
+
+  it('a reply that never ends is refused once it is too long, not kept in memory', async () => {
+    const flood = await scripted((line, socket) => {
+      if (line.startsWith('EHLO')) socket.write(`250-hi\r\n${'250-more\r\n'.repeat(20_000)}`)
+    })
+    const err = await SmtpConnection.open(opts(flood.port, { timeoutMs: 5_000 })).catch((e) => e)
+    expect(err).toBeInstanceOf(SmtpConnectionError)
+    expect(err.message).toMatch(/reply too long/)
+  })
+
+  it('a large message is not cut short by the time-out while it is still being written', async () => {
+    const r = await relay()
+    const c = await session(opts(r.port, { timeoutMs: 1_000 }))
+    const big = message(`${'x'.repeat(76)}\r\n`.repeat(100_000))
+    const t = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, big)
+    expect(t.final?.code).toBe(250)
+    expect(r.received[0]!.raw.length).toBe(big.length)
+  })
+})
+
 describe('SMTP pool', () => {
   it('keeps at most `size` sessions and reuses them', async () => {
     const r = await relay()

@@ -22,7 +22,10 @@ export interface SmtpOptions {
    */
   starttls?: 'offered' | 'required' | 'never'
   auth?: { user: string; pass: string }
-  /** Connect, greeting and inactivity time-out; an idle pooled connection is closed after it. */
+  /**
+   * Connect, greeting and inactivity time-out, and the longest wait for each whole reply (a relay
+   * dripping one line at a time is never inactive); an idle pooled connection is closed after it.
+   */
   timeoutMs: number
   /**
    * Extra TLS settings: a private CA (also possible for the whole process with
@@ -49,6 +52,8 @@ export class SmtpConnectionError extends Error {
 }
 
 const REPLY_LINE = /^(\d{3})([ -]?)(.*)$/
+/** Longest reply kept (its lines together, or a line without its end): far beyond any EHLO. */
+const MAX_REPLY = 64 * 1024
 
 /**
  * One SMTP session with the relay, sending one message at a time (RFC 5321). Where the relay offers
@@ -61,6 +66,7 @@ export class SmtpConnection {
   private socket: Socket
   private pending = ''
   private lines: string[] = []
+  private linesSize = 0
   /** Replies read and not yet taken, and the takers waiting for one. */
   private readonly replies: SmtpReply[] = []
   private readonly takers: Array<{ resolve: (r: SmtpReply) => void; reject: (e: Error) => void }> = []
@@ -70,6 +76,8 @@ export class SmtpConnection {
   private capabilities = new Set<string>()
   private authMethods: string[] = []
   private bodySent = false
+  /** Resolves writeMessage's wait when the session ends before the message left. */
+  private flushed: (() => void) | null = null
   /** Opening or sending: a silence now is a stuck relay, not an idle session. */
   private busy = true
   /**
@@ -155,7 +163,7 @@ export class SmtpConnection {
       }
       if (t.data?.code === 354) {
         if (positive(t.mail) && t.rcpt.some(positive)) {
-          this.writeMessage(raw)
+          await this.writeMessage(raw)
           t.final = await this.take()
         } else {
           // DATA accepted with nobody to send to (RFC 2920 3.1): end it with an empty message.
@@ -227,9 +235,15 @@ export class SmtpConnection {
         return
       }
       this.lines.push(line)
+      this.linesSize += line.length + 1
+      if (this.linesSize > MAX_REPLY) {
+        this.fail(new SmtpConnectionError('reply too long'))
+        return
+      }
       if (m[2] === '-') continue
       const reply = { code: Number(m[1]), text: this.lines.join('\n') }
       this.lines = []
+      this.linesSize = 0
       if (this.owed === 0) {
         // Said without being asked (a 421 before closing an idle session): the session is over.
         this.fail(new SmtpConnectionError(reply.text, reply.code))
@@ -240,7 +254,7 @@ export class SmtpConnection {
       if (taker) taker.resolve(reply)
       else this.replies.push(reply)
     }
-    if (this.pending.length > 64 * 1024) this.fail(new SmtpConnectionError('reply line too long'))
+    if (this.pending.length > MAX_REPLY) this.fail(new SmtpConnectionError('reply line too long'))
   }
 
   private readonly onError = (err: Error): void => {
@@ -261,15 +275,38 @@ export class SmtpConnection {
     if (this.failure) return
     this.failure = err
     for (const t of this.takers.splice(0)) t.reject(err)
+    this.flushed?.()
     this.socket.destroy()
     this.onClosed()
   }
 
+  /**
+   * The next reply, which must be whole within the time-out: the socket's inactivity time-out
+   * alone let a relay sending a continuation line now and then hold the message (and its pool
+   * slot) for ever.
+   */
   private take(): Promise<SmtpReply> {
     const r = this.replies.shift()
     if (r) return Promise.resolve(r)
     if (this.failure) return Promise.reject(this.failure)
-    return new Promise((resolve, reject) => this.takers.push({ resolve, reject }))
+    return new Promise((resolve, reject) => {
+      const ms = this.opts.timeoutMs
+      const timer = setTimeout(
+        () => this.fail(new SmtpConnectionError(`no complete answer from the relay in ${ms} ms`)),
+        ms,
+      )
+      const done = () => clearTimeout(timer)
+      this.takers.push({
+        resolve: (reply) => {
+          done()
+          resolve(reply)
+        },
+        reject: (err) => {
+          done()
+          reject(err)
+        },
+      })
+    })
   }
 
   private write(commands: string[], owed: number): void {
@@ -278,14 +315,26 @@ export class SmtpConnection {
     this.socket.write(`${commands.join('\r\n')}\r\n`)
   }
 
-  private writeMessage(raw: Buffer): void {
+  /**
+   * Writes the message and its final dot; resolves once they left (or the session ended), so
+   * that the wait for the answer does not count the time a large message takes to upload.
+   */
+  private writeMessage(raw: Buffer): Promise<void> {
     if (this.failure) throw this.failure
     this.owed++
-    // One writev for the message and its final dot.
-    this.socket.cork()
-    for (const part of dataBlock(raw)) this.socket.write(part)
-    this.bodySent = true
-    this.socket.uncork()
+    const parts = dataBlock(raw)
+    const written = new Promise<void>((resolve) => {
+      this.flushed = resolve
+      // One writev for the message and its final dot.
+      this.socket.cork()
+      for (let i = 0; i < parts.length; i++)
+        this.socket.write(parts[i]!, i === parts.length - 1 ? () => resolve() : undefined)
+      this.bodySent = true
+      this.socket.uncork()
+    })
+    return written.finally(() => {
+      this.flushed = null
+    })
   }
 
   private command(line: string): Promise<SmtpReply> {
