@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net'
-import { SMTPServer, type SMTPServerSession } from 'smtp-server'
+import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
 
 /** How the relay answers a recipient or a finished message: accept, or an SMTP error reply. */
 export type Answer = 'accept' | { code: number; message: string }
@@ -40,7 +40,8 @@ export class TestRelay {
   private front!: Server
   port = 0
 
-  static async start(): Promise<TestRelay> {
+  /** `options`: smtp-server settings on top of these, e.g. `hideSMTPUTF8` for a relay without it. */
+  static async start(options: Partial<SMTPServerOptions> = {}): Promise<TestRelay> {
     const r = new TestRelay()
     r.smtp = new SMTPServer({
       disabledCommands: ['STARTTLS'],
@@ -82,6 +83,7 @@ export class TestRelay {
       onClose: (session) => {
         r.closedSessions.add(session.id)
       },
+      ...options,
     })
     // The front door cuts connections on purpose; the inner server then sees resets, which it
     // reports as 'error' events (unhandled, they would end the test process).

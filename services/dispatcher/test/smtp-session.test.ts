@@ -100,6 +100,35 @@ describe('SMTP session', () => {
     ])
   })
 
+  it('a relay without SMTPUTF8 is never offered a non-ASCII local part: those recipients, or a non-ASCII sender, get 5.6.7 unsent', async () => {
+    const lines: string[] = []
+    const server = await scripted((line, socket) => {
+      lines.push(line)
+      if (line.startsWith('EHLO')) socket.write('250-hi\r\n250-PIPELINING\r\n250 8BITMIME\r\n')
+      else if (line.startsWith('MAIL') || line.startsWith('RCPT')) socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      else if (line === '.') socket.write('250 queued\r\n')
+    })
+    const c = await session(opts(server.port))
+    const to = ['jürgen@x.test', 'b@bücher.test', 'zoë@x.test']
+    const t = await c.send({ from: 'a@sender.test', to }, message())
+    expect(repliesOf(to, t).map((x) => [x.address, x.stage, x.code])).toEqual([
+      ['jürgen@x.test', 'rcpt', 553],
+      ['b@bücher.test', 'message', 250],
+      ['zoë@x.test', 'rcpt', 553],
+    ])
+    expect(repliesOf(to, t)[0]!.text).toMatch(/^553 5\.6\.7 .*SMTPUTF8/)
+    const none = await c.send({ from: 'a@sender.test', to: ['jürgen@x.test'] }, message())
+    const utf8Sender = await c.send({ from: 'jürgen@sender.test', to: ['b@x.test'] }, message())
+    for (const x of [...repliesOf(['jürgen@x.test'], none), ...repliesOf(['b@x.test'], utf8Sender)])
+      expect(x).toMatchObject({ stage: 'message', code: 553 })
+    expect(lines.filter((l) => /^(MAIL|RCPT)/.test(l))).toEqual([
+      'MAIL FROM:<a@sender.test>',
+      'RCPT TO:<b@xn--bcher-kva.test>',
+    ])
+    expect(c.usable).toBe(true)
+  })
+
   it('a message refused after DATA is refused for every recipient, and the session stays usable', async () => {
     let refuseNext = true
     const r = await relay({

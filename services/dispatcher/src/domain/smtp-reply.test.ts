@@ -55,6 +55,10 @@ describe('classify', () => {
     expect(rcpt(552, '552 5.2.2 Mailbox full')).toBe('bounced')
   })
 
+  it('a non-ASCII address the relay cannot take (5.6.7) fails that recipient, without bouncing it', () => {
+    expect(rcpt(553, '553 5.6.7 Must declare SMTPUTF8 to send unicode address')).toBe('message_rejected')
+  })
+
   it('words that merely contain "rate" or "limit" do not count', () => {
     expect(isPlatformLimit(451, '451 4.3.0 Temporary failure, separate issue')).toBe(false)
     expect(isPlatformLimit(451, '451 unlimited retries allowed')).toBe(false)

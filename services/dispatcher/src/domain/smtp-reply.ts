@@ -25,7 +25,10 @@ export type Verdict =
   | 'delivered'
   /** 5xx to RCPT TO: the address does not exist or refuses mail (a hard bounce). */
   | 'bounced'
-  /** 5xx to MAIL FROM or DATA: the relay refuses the message itself; retrying will not help. */
+  /**
+   * 5xx to MAIL FROM or DATA: the relay refuses the message itself; retrying will not help. Also
+   * a `5.6.7` to RCPT TO: the relay cannot take that (non-ASCII) address, which is not its fault.
+   */
   | 'message_rejected'
   /** The relay's sending quota or rate is used up (the "platform daily limit"). */
   | 'platform_limit'
@@ -81,6 +84,8 @@ export function classify(reply: Pick<RecipientReply, 'stage' | 'code' | 'text'>)
   if (recipients === 'words') return 'transient'
   if (isPlatformLimit(code, text)) return 'platform_limit'
   if (recipients === 'status') return 'transient'
+  // Non-ASCII address without SMTPUTF8 on the way (RFC 6531): the relay's limit, not a bad address.
+  if (stage === 'rcpt' && enhancedStatus(text) === '5.6.7') return 'message_rejected'
   // A 5xx before any message was offered (greeting, AUTH) is a relay or configuration problem
   // that an operator can fix; it must not fail or bounce emails.
   if (code !== null && code >= 500 && code < 600 && stage === 'rcpt') return 'bounced'

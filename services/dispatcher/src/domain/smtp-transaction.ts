@@ -88,3 +88,31 @@ export function envelopeAddress(address: string): string {
 
 /** True when the (punycoded) address still needs SMTPUTF8: a non-ASCII local part. */
 export const needsUtf8 = (address: string): boolean => NON_ASCII.test(address)
+
+/**
+ * Our own answer for a non-ASCII address the relay cannot take: without SMTPUTF8 it must not be
+ * offered at all (RFC 6531 3.4), and a relay given one anyway refuses it like a bad address,
+ * which would have bounced (and suppressed) a good one. `5.6.7` is the status RFC 6531 gives it.
+ */
+export const NO_SMTPUTF8: SmtpReply = {
+  code: 553,
+  text: '553 5.6.7 Not sent: the address is not ASCII and the relay does not offer SMTPUTF8',
+}
+
+/**
+ * Splits an envelope for a relay without SMTPUTF8: the recipients it can take, or null when
+ * nothing can go (a non-ASCII sender, or no ASCII recipient left).
+ */
+export function asciiEnvelope(from: string, to: string[]): string[] | null {
+  if (needsUtf8(from)) return null
+  const ascii = to.filter((a) => !needsUtf8(a))
+  return ascii.length ? ascii : null
+}
+
+/** The transaction for the ASCII recipients, with NO_SMTPUTF8 in the place of the others. */
+export function withUnsentUtf8(to: string[], t: SmtpTransaction): SmtpTransaction {
+  // A refused MAIL FROM concerns every recipient already.
+  if (!positive(t.mail)) return t
+  const sent = [...t.rcpt]
+  return { ...t, rcpt: to.map((a) => (needsUtf8(a) ? NO_SMTPUTF8 : sent.shift()!)) }
+}

@@ -1,13 +1,16 @@
 import { isIP, connect as netConnect, type Socket } from 'node:net'
 import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
 import {
+  asciiEnvelope,
   dataBlock,
   envelopeAddress,
   hasEightBit,
+  NO_SMTPUTF8,
   needsUtf8,
   positive,
   type SmtpReply,
   type SmtpTransaction,
+  withUnsentUtf8,
 } from '../../domain/smtp-transaction.js'
 
 export interface SmtpOptions {
@@ -138,10 +141,18 @@ export class SmtpConnection {
    */
   async send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SmtpTransaction> {
     if (this.failure) throw this.failure
-    this.busy = true
-    this.bodySent = false
     const from = envelopeAddress(envelope.from)
     const to = envelope.to.map(envelopeAddress)
+    if (this.capabilities.has('SMTPUTF8') || ![from, ...to].some(needsUtf8))
+      return this.transaction(from, to, raw)
+    const ascii = asciiEnvelope(from, to)
+    if (!ascii) return { mail: NO_SMTPUTF8, rcpt: [], data: null, final: null }
+    return withUnsentUtf8(to, await this.transaction(from, ascii, raw))
+  }
+
+  private async transaction(from: string, to: string[], raw: Buffer): Promise<SmtpTransaction> {
+    this.busy = true
+    this.bodySent = false
     let params = ''
     if (this.capabilities.has('SIZE')) params += ` SIZE=${raw.length}`
     if (this.capabilities.has('8BITMIME') && hasEightBit(raw)) params += ' BODY=8BITMIME'
