@@ -1,0 +1,43 @@
+import type { ConnectionOptions } from 'node:tls'
+
+/** How to reach and talk to the relay (from SMTP_URL and the SMTP_* settings). */
+export interface SmtpOptions {
+  host: string
+  port: number
+  /** TLS from the first byte (`smtps://`, port 465); otherwise `starttls` decides. */
+  secure: boolean
+  /**
+   * On a plain connection: `offered` upgrades whenever the relay offers STARTTLS (the default),
+   * `required` also refuses a relay that does not (mail and credentials never go in clear),
+   * `never` stays plain (a relay on the same host or pod).
+   */
+  starttls?: 'offered' | 'required' | 'never'
+  auth?: { user: string; pass: string }
+  /**
+   * Connect, greeting and inactivity time-out, and the longest wait for each whole reply (a relay
+   * dripping one line at a time is never inactive); an idle pooled connection is closed after it.
+   */
+  timeoutMs: number
+  /**
+   * Extra TLS settings: a private CA (also possible for the whole process with
+   * NODE_EXTRA_CA_CERTS), or `rejectUnauthorized: false` for a relay whose certificate cannot be
+   * verified (encrypted, but not authenticated). Verified by default.
+   */
+  tls?: Pick<ConnectionOptions, 'ca' | 'rejectUnauthorized'>
+}
+
+/**
+ * The relay gave no usable answer: refused or dropped connection, time-out, TLS or AUTH failure.
+ * `code` is the relay's reply code when it answered (a 421 greeting, a 535 to AUTH), else null.
+ * `bodySent`: the message's final dot went out, so the relay may have it.
+ */
+export class SmtpConnectionError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | null = null,
+    readonly bodySent = false,
+  ) {
+    super(message)
+    this.name = 'SmtpConnectionError'
+  }
+}
