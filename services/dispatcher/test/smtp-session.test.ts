@@ -1,7 +1,10 @@
 import type { AddressInfo } from 'node:net'
 import { createServer, type Server, type Socket } from 'node:net'
+import { Metrics } from '@mailer/observability'
+import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { repliesOf } from '../src/domain/smtp-transaction.js'
+import { SmtpRelay } from '../src/infra/relay.js'
 import { SmtpConnection, SmtpConnectionError } from '../src/infra/smtp/connection.js'
 import { SmtpPool } from '../src/infra/smtp/pool.js'
 import { closeAll, closers, message, opts, relay, session } from './smtp-fixtures.js'
@@ -399,5 +402,66 @@ describe('SMTP pool', () => {
     )
     expect(results.map((x) => x.status)).toEqual(Array(6).fill('rejected'))
     for (const x of results) expect((x as PromiseRejectedResult).reason).toBeInstanceOf(SmtpConnectionError)
+  })
+})
+
+describe('421: the relay is closing the session', () => {
+  /** A relay answering every MAIL FROM with 421 and hanging up (shutting down, overloaded). */
+  const closing = (onMail: (socket: Socket) => void) =>
+    scripted((line, socket) => {
+      const verb = line.slice(0, 4).toUpperCase()
+      if (verb === 'EHLO') socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (verb === 'MAIL') onMail(socket)
+      else if (verb === 'RCPT') socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      else if (line === '.') socket.write('250 queued\r\n')
+      else if (verb === 'QUIT') socket.end('221 bye\r\n')
+    })
+
+  it('a relay answering every message with 421 is an outage: the breaker opens and stops calling it', async () => {
+    let mails = 0
+    const server = await closing((socket) => {
+      mails++
+      socket.end('421 4.3.2 System shutting down\r\n')
+    })
+    const metrics = new Metrics('relay_421')
+    const relayClient = new SmtpRelay(
+      {
+        url: `smtp://127.0.0.1:${server.port}`,
+        starttls: 'offered',
+        verifyTls: true,
+        poolSize: 1,
+        timeoutSeconds: 2,
+        breaker: { resetSeconds: 60, minCalls: 3 },
+      },
+      metrics,
+      pino({ level: 'silent' }),
+    )
+    closers.unshift(() => relayClient.close())
+    const envelope = { from: 'a@sender.test', to: ['b@x.test'] }
+    const answers = []
+    for (let i = 0; i < 6; i++)
+      answers.push((await relayClient.deliver(`email_${i}`, envelope, message()))[0]!)
+    // The relay's own words while it was tried, then deferrals without calling it.
+    expect(answers[0]).toMatchObject({ code: 421, text: '421 4.3.2 System shutting down' })
+    expect(answers.at(-1)).toMatchObject({ code: null, text: 'relay unavailable (circuit breaker open)' })
+    expect(mails).toBeLessThan(6)
+    expect(await metrics.registry.getSingleMetricAsString('mailer_relay_421_relay_breaker_open')).toMatch(
+      /relay_breaker_open 1$/m,
+    )
+  })
+
+  it('a reused session answered with 421 is replaced and the message goes through on a fresh one', async () => {
+    let mails = 0
+    const server = await closing((socket) => {
+      // The second message finds its (reused) session closing, as after a relay's reload.
+      if (++mails === 2) socket.end('421 4.3.2 Closing, try again\r\n')
+      else socket.write('250 ok\r\n')
+    })
+    const pool = new SmtpPool({ ...opts(server.port), size: 1 })
+    closers.unshift(async () => pool.close())
+    for (let i = 0; i < 2; i++)
+      expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
+    expect(mails).toBe(3)
   })
 })

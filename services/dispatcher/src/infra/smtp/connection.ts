@@ -17,6 +17,10 @@ import { SmtpConnectionError, type SmtpOptions } from './options.js'
 export { SmtpConnectionError, type SmtpOptions }
 
 const REPLY_LINE = /^(\d{3})([ -]?)(.*)$/
+/** A 421 among the answers of a transaction: the relay is closing the session. */
+const closingReply = (t: SmtpTransaction): SmtpReply | undefined =>
+  [t.mail, ...t.rcpt, t.data, t.final].find((r): r is SmtpReply => r?.code === 421)
+
 /** Longest reply kept (its lines together, or a line without its end): far beyond any EHLO. */
 const MAX_REPLY = 64 * 1024
 
@@ -134,6 +138,7 @@ export class SmtpConnection {
           if (t.rcpt.some(positive)) t.data = await this.command('DATA')
         }
       }
+      if (closingReply(t)) throw new SmtpConnectionError('the relay is closing the session')
       if (t.data?.code === 354) {
         if (positive(t.mail) && t.rcpt.some(positive)) {
           await this.writeMessage(raw)
@@ -144,6 +149,7 @@ export class SmtpConnection {
           await this.take()
         }
       }
+      if (closingReply(t)) throw new SmtpConnectionError('the relay is closing the session')
       // A transaction left open (recipients refused, DATA refused) is reset for the next message.
       if (t.final === null) await this.reset()
       this.busy = false
@@ -151,6 +157,11 @@ export class SmtpConnection {
     } catch (err) {
       const e = err instanceof SmtpConnectionError ? err : new SmtpConnectionError((err as Error).message)
       this.fail(e)
+      // 421: the relay is closing the session (RFC 5321 3.8), refusing nothing for good. A relay
+      // shutting down or overloaded, which the breaker must count; a reused session that gets
+      // it is replaced by the pool, and the message was not taken, whatever the stage.
+      const closing = closingReply(t)
+      if (closing) throw new SmtpConnectionError(closing.text, closing.code)
       // Refused outright before the session broke (a relay may hang up after a 5xx to MAIL FROM):
       // that answer is the outcome, not the broken session.
       const answered =
