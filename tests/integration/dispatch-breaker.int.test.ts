@@ -4,7 +4,7 @@ import { Seeder } from '../support/seed.js'
 import { TestRelay } from '../support/smtp-relay.js'
 import { Stack } from '../support/stack.js'
 
-// The circuit breaker around the relay: it opens after 3 calls with ≥ 50 % failures, probes
+// The circuit breaker around the relay: it opens after 3 calls with more than 50 % failures, probes
 // again after 1 s. Retries come back within a second and are plentiful, so emails stay deferred
 // (not failed) through the outage.
 const te = useTestEnv()

@@ -58,7 +58,7 @@ export const dispatcherEnv = baseEnv
     MAX_RETRIES: envInt(8, 0, 100),
     /** Circuit breaker around the relay: how long it stays open before letting a probe through. */
     BREAKER_RESET_SECONDS: seconds(30, 0.1, 3_600),
-    /** Relay calls in the rolling 10 s window before the breaker may open (at ≥ 50 % failures). */
+    /** Relay calls in the rolling 10 s window before the breaker may open (at more than 50 % failures). */
     BREAKER_MIN_CALLS: envInt(5, 1, 10_000),
     /** PUBLIC_URL and TRACKING_SECRET: open pixels and click links in tracked emails. */
     ...linksEnvFields,

@@ -8,11 +8,12 @@ export interface BreakerOptions {
 
 /**
  * A circuit breaker around the relay. Only failures that say the relay is unreachable or unwell
- * (refused or dropped connections, time-outs, greeting/TLS/AUTH errors) count: the SMTP pool
- * rejects with those alone, and a relay that answers "no" to a message or recipient is healthy.
- * At ≥ 50 % such failures over the last 10 s (and at least `minCalls` calls) it opens: sends fail
- * at once, without touching the relay, and their emails are deferred. After `resetSeconds` one
- * probe goes through (half-open); its success closes the breaker.
+ * (refused or dropped connections, time-outs, greeting/TLS/AUTH errors, a 421) count: the SMTP
+ * pool rejects with those alone, and a relay that answers "no" to a message or recipient is
+ * healthy. At more than 50 % such failures over the last 10 s (opossum's threshold is strict;
+ * and at least `minCalls` calls) it opens: sends fail at once, without touching the relay, and
+ * their emails are deferred. After `resetSeconds` one probe goes through (half-open); its
+ * success closes the breaker.
  *
  * No opossum time-out: it would only stop waiting, not stop the send, and a send that finishes
  * after we recorded "deferred" would be delivered twice. The SMTP session's own time-out ends the
