@@ -1,3 +1,5 @@
+import { createServer, type Socket } from 'node:net'
+import { TLSSocket } from 'node:tls'
 import { Metrics } from '@mailer/observability'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -57,6 +59,36 @@ describe('SMTP session TLS', () => {
     expect(String(required.message)).toMatch(/does not offer STARTTLS/)
     expect(plain.received).toHaveLength(0)
     expect(await send(opts(plain.port))).toBe(250)
+  })
+  it('ends the session when text follows the STARTTLS answer in plain text (RFC 3207)', async () => {
+    const pems = await selfSigned('localhost', true)
+    // A relay (or a man in the middle) that sends a reply line after its 220: read inside
+    // TLS, it would prefix the answer to the client's next EHLO.
+    const server = createServer((plain: Socket) => {
+      let secured: TLSSocket | null = null
+      const answer = (line: string) => {
+        if (/^EHLO/i.test(line))
+          (secured ?? plain).write(secured ? '250 relay\r\n' : '250-relay\r\n250 STARTTLS\r\n')
+        else if (/^STARTTLS/i.test(line) && !secured) {
+          plain.write('220 go ahead\r\n250-INJECTED\r\n')
+          plain.removeAllListeners('data')
+          secured = new TLSSocket(plain, { isServer: true, key: pems.private, cert: pems.cert })
+          secured.on('data', (d) => String(d).split('\r\n').filter(Boolean).forEach(answer))
+          secured.on('error', () => undefined)
+        } else (secured ?? plain).write('250 ok\r\n')
+      }
+      plain.on('data', (d) => String(d).split('\r\n').filter(Boolean).forEach(answer))
+      plain.on('error', () => undefined)
+      plain.write('220 relay ESMTP\r\n')
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    closers.push(() => new Promise((r) => server.close(() => r())))
+    const port = (server.address() as { port: number }).port
+    const err = await SmtpConnection.open(opts(port, { host: 'localhost', tls: { ca: pems.cert } })).catch(
+      (e) => e,
+    )
+    expect(err).toBeInstanceOf(SmtpConnectionError)
+    expect(String(err.message)).toMatch(/after its STARTTLS answer/)
   })
 })
 

@@ -355,6 +355,10 @@ export class SmtpConnection {
   private async upgrade(servername: string | undefined, tls: SmtpOptions['tls']): Promise<void> {
     const plain = this.socket
     this.detach(plain)
+    // Anything the relay sent after its 220 arrived in plain text, where a man in the middle can
+    // write it, and would be read as the first answer inside TLS (RFC 3207 section 6): end here.
+    if (this.pending !== '' || this.lines.length > 0 || this.replies.length > 0)
+      throw new SmtpConnectionError('the relay sent more after its STARTTLS answer (RFC 3207)')
     const secure = tlsConnect({ ...tls, socket: plain, servername })
     this.socket = secure
     this.attach(secure)
