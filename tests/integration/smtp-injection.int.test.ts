@@ -131,3 +131,22 @@ describe('control characters', () => {
     expect(subject).toBe('Order AB[2JC')
   })
 })
+
+describe('header line length', () => {
+  it('a long header with spaces arrives folded into lines of at most 998 octets; an unbroken run that cannot be is 400', async () => {
+    const value = 'word '.repeat(400).trim() // 1,999 bytes, the contract allows 2,048
+    const raw = await delivered(email(`hi@${domain}`, { headers: { 'X-Long': value } }))
+    for (const line of raw.split('\r\n')) expect(line.length).toBeLessThanOrEqual(998)
+    expect((await simpleParser(raw)).headers.get('x-long')).toBe(value)
+
+    const refused = await client.post(
+      '/v1/emails',
+      live,
+      email(`hi@${domain}`, { headers: { 'X-Token': 'a'.repeat(991) } }),
+    )
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toMatchObject({ code: 'invalid_header', param: 'headers.X-Token' })
+    const fits = await delivered(email(`hi@${domain}`, { headers: { 'X-Token': 'a'.repeat(990) } }))
+    for (const line of fits.split('\r\n')) expect(line.length).toBeLessThanOrEqual(998)
+  })
+})

@@ -35,6 +35,8 @@ const OWNED = new Set([
 ])
 const isOwned = (lower: string) => RESERVED.has(lower) || OWNED.has(lower) || lower.startsWith('resent-')
 const MAX_VALUE_BYTES = 2048
+const MAX_UNBROKEN = 990
+const UNBROKEN_RE = new RegExp(`[!-~]{${MAX_UNBROKEN + 1},}`)
 
 /**
  * Custom headers (contract.md part 3): token names, values up to 2,048 bytes without CR/LF or other control characters (a tab is text), and
@@ -58,6 +60,15 @@ export function checkHeaders(raw: unknown): Record<string, string> {
     if (Buffer.byteLength(value, 'utf8') > MAX_VALUE_BYTES) {
       throw fail('invalid_header', `${name} is longer than ${MAX_VALUE_BYTES} bytes`, param)
     }
+    // A header is folded at its spaces; a longer unbroken ASCII run would stay one line over
+    // RFC 5322's 998 octets, which receivers may refuse or rewrap (breaking the DKIM signature).
+    // Non-ASCII text is written as encoded words, which are folded anyway.
+    if (name.length > MAX_UNBROKEN || UNBROKEN_RE.test(value))
+      throw fail(
+        'invalid_header',
+        `${name} holds more than ${MAX_UNBROKEN} characters without a space`,
+        param,
+      )
     out[name] = value
   }
   return out
