@@ -55,6 +55,15 @@ describe('classify', () => {
     expect(rcpt(552, '552 5.2.2 Mailbox full')).toBe('bounced')
   })
 
+  it('a relay refusing to relay for us is our configuration: deferred, never a bounce', () => {
+    expect(rcpt(554, '554 5.7.1 <x@y.test>: Relay access denied')).toBe('transient')
+    expect(rcpt(550, '550 5.7.1 Unable to relay for x@y.test')).toBe('transient')
+    expect(rcpt(550, '550 relaying denied')).toBe('transient')
+    expect(rcpt(530, '530 5.7.0 Authentication required')).toBe('transient')
+    expect(rcpt(550, '550 5.7.1 Recipient address rejected: Access denied')).toBe('bounced')
+    expect(rcpt(550, '550 5.1.1 <x@y.test>: Recipient address rejected: User unknown')).toBe('bounced')
+  })
+
   it('a non-ASCII address the relay cannot take (5.6.7) fails that recipient, without bouncing it', () => {
     expect(rcpt(553, '553 5.6.7 Must declare SMTPUTF8 to send unicode address')).toBe('message_rejected')
   })

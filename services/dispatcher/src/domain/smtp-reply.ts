@@ -77,6 +77,15 @@ function tooManyRecipients(stage: ReplyStage, code: number | null, text: string)
   return /^[45]\.5\.3$/.test(enhancedStatus(text) ?? '') ? 'status' : null
 }
 
+/**
+ * A RCPT TO refused because the relay will not relay for us (no or wrong credentials, our address
+ * not allowed: Postfix's `554 5.7.1 <x@y>: Relay access denied`, `530 5.7.0 Authentication
+ * required`). Said about every recipient, it is our configuration, not theirs: as a bounce it
+ * would suppress every address the deployment sends to until an operator noticed.
+ */
+const RELAY_REFUSED =
+  /\brelay(ing)? (access )?(denied|not (permitted|allowed))|\b(not permitted|unable) to relay\b|\bauthentication (is )?required\b/i
+
 export function classify(reply: Pick<RecipientReply, 'stage' | 'code' | 'text'>): Verdict {
   const { stage, code, text } = reply
   if (code !== null && code >= 200 && code < 300 && stage !== 'connection') return 'delivered'
@@ -84,6 +93,7 @@ export function classify(reply: Pick<RecipientReply, 'stage' | 'code' | 'text'>)
   if (recipients === 'words') return 'transient'
   if (isPlatformLimit(code, text)) return 'platform_limit'
   if (recipients === 'status') return 'transient'
+  if (stage === 'rcpt' && RELAY_REFUSED.test(text)) return 'transient'
   // Non-ASCII address without SMTPUTF8 on the way (RFC 6531): the relay's limit, not a bad address.
   if (stage === 'rcpt' && enhancedStatus(text) === '5.6.7') return 'message_rejected'
   // A 5xx before any message was offered (greeting, AUTH) is a relay or configuration problem
