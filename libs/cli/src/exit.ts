@@ -1,4 +1,5 @@
 import { MailerApiError, MailerConnectionError } from '@mailer/client'
+import { visible } from './output.js'
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, api: 1, usage: 2, connection: 3 } as const
@@ -15,12 +16,13 @@ export function report(err: unknown, json: boolean): number {
     else {
       const param = err.param ? ` (param: ${err.param})` : ''
       const rid = err.requestId ? ` [request ${err.requestId}]` : ''
-      process.stderr.write(`error: ${err.code}: ${err.message}${param}${rid}\n`)
+      // The message may quote what a proxy answered (unexpected_response): shown, never obeyed.
+      process.stderr.write(`error: ${visible(`${err.code}: ${err.message}${param}${rid}`)}\n`)
     }
     return EXIT.api
   }
   if (err instanceof MailerConnectionError) {
-    process.stderr.write(`error: connection_failed: ${err.message}\n`)
+    process.stderr.write(`error: connection_failed: ${visible(err.message)}\n`)
     return EXIT.connection
   }
   if (err instanceof UsageError) {

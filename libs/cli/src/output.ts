@@ -2,11 +2,26 @@
 
 export type Column<T> = [header: string, value: (row: T) => unknown]
 
+// C0 controls, DEL and C1 controls (\u009b is a one-byte CSI to some terminals).
+const CONTROL = /\p{Cc}/gu
+const CONTROL_BUT_NEWLINE = /(?!\n)\p{Cc}/gu
+const escapeChar = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+
+/**
+ * Shows control characters as `\u001b`. What the CLI prints comes from senders (a display name,
+ * a text preview, tags) and from remote mail servers (SMTP responses): written raw, an escape
+ * sequence in it would retitle, clear or rewrite the operator's terminal, or hide lines.
+ */
+export const visible = (text: string): string => text.replace(CONTROL, escapeChar)
+
+/** The same for text of several lines that the CLI put together itself: its line breaks stay. */
+export const visibleLines = (text: string): string => text.replace(CONTROL_BUT_NEWLINE, escapeChar)
+
 const cell = (v: unknown): string => {
   if (v === null || v === undefined) return '-'
-  if (Array.isArray(v)) return v.join(', ')
+  if (Array.isArray(v)) return visible(v.join(', '))
   if (typeof v === 'object') return JSON.stringify(v)
-  return String(v)
+  return visible(String(v))
 }
 
 export function table<T>(rows: T[], columns: Column<T>[]): string {
@@ -29,11 +44,11 @@ export class Out {
 
   /** Prints `value` as JSON, or as the human form `human` makes of it. */
   print(value: unknown, human: () => string): void {
-    process.stdout.write(`${this.json ? JSON.stringify(value, null, 2) : human()}\n`)
+    process.stdout.write(`${this.json ? JSON.stringify(value, null, 2) : visibleLines(human())}\n`)
   }
 
   /** One line per item, as it comes (tail): NDJSON with --json. */
   line(value: unknown, human: string): void {
-    process.stdout.write(`${this.json ? JSON.stringify(value) : human}\n`)
+    process.stdout.write(`${this.json ? JSON.stringify(value) : visible(human)}\n`)
   }
 }

@@ -1,0 +1,71 @@
+import { execFile, execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { AdminClient } from '@mailer/client'
+import { useTestEnv } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_KEY, Stack } from '../support/stack.js'
+
+// What an operator's terminal and scripts get from the built `mailer` binary: output that data
+// from senders cannot take over, pipes that close early, and bad flags caught before a request.
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const bin = `${root}libs/cli/dist/main.js`
+const te = useTestEnv()
+const stack = new Stack(te)
+let admin: AdminClient
+
+beforeAll(async () => {
+  execFileSync(process.execPath, [`${root}libs/cli/scripts/build.mjs`], { stdio: 'inherit' })
+  await stack.startAll(['auth', 'email', 'dispatcher', 'webhook', 'gateway'])
+  admin = new AdminClient({ adminKey: ADMIN_KEY, baseUrl: stack.gatewayUrl })
+  await admin.projects.create({ slug: 'out', name: 'Out' })
+  await admin.project('out').domains.setup('out.test')
+}, 120_000)
+afterAll(() => stack.stopAll())
+
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+const env = () => ({
+  PATH: process.env.PATH ?? '',
+  MAILER_URL: stack.gatewayUrl,
+  MAILER_ADMIN_KEY: ADMIN_KEY,
+})
+
+function mailer(args: string[], extra: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    // The time-out stops a command that would poll forever (tail) where it should have refused to start.
+    const opts = { env: { ...env(), ...extra }, timeout: 20_000 }
+    execFile(process.execPath, [bin, ...args], opts, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
+    })
+  })
+}
+
+const ESC = '\u001b'
+const BEL = '\u0007'
+
+describe('human output', () => {
+  it('never writes control characters from the data to the terminal (escape sequences are shown escaped)', async () => {
+    // A sender's display name and text are the project's own data: an escape sequence in them
+    // (here: set the window title, clear the screen, red) must not reach the operator's terminal.
+    const sent = await admin.project('out').emails.send({
+      from: `Evil ${ESC}[2J${ESC}[31m <hello@out.test>`,
+      to: 'ana@example.com',
+      subject: 'Hello',
+      text: `Hi ${ESC}]0;pwned${BEL} there`,
+      tags: { note: `a${ESC}[1mb` },
+    })
+    const shown = await mailer(['emails', 'get', sent.id, '--project', 'out'])
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).not.toMatch(/(?!\n)\p{Cc}/u)
+    expect(shown.stdout).toMatch(/from\s+Evil \\u001b\[2J\\u001b\[31m <hello@out\.test>/)
+    expect(shown.stdout).toContain('Hi \\u001b]0;pwned\\u0007 there')
+
+    // --json is for programs: the API's answer, unchanged.
+    const asJson = JSON.parse((await mailer(['emails', 'get', sent.id, '--project', 'out', '--json'])).stdout)
+    expect(asJson.from).toBe(`Evil ${ESC}[2J${ESC}[31m <hello@out.test>`)
+  })
+})
