@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { AdminClient } from '@mailer/client'
 import { useTestEnv } from '@mailer/testing'
@@ -67,5 +67,32 @@ describe('human output', () => {
     // --json is for programs: the API's answer, unchanged.
     const asJson = JSON.parse((await mailer(['emails', 'get', sent.id, '--project', 'out', '--json'])).stdout)
     expect(asJson.from).toBe(`Evil ${ESC}[2J${ESC}[31m <hello@out.test>`)
+  })
+
+  it('tail ends quietly with code 0 when the reader of its output goes away (| head -1)', async () => {
+    const child = spawn(
+      process.execPath,
+      [bin, 'tail', 'emails', '--project', 'out', '--lines', '0', '--interval', '1', '--json'],
+      { env: env() },
+    )
+    let err = ''
+    const following = new Promise<void>((resolve) => {
+      child.stderr.on('data', (c: Buffer) => {
+        err += c.toString()
+        if (err.includes('following emails')) resolve()
+      })
+    })
+    const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
+    await following
+    const firstLine = new Promise<void>((resolve) => child.stdout.once('data', () => resolve()))
+    const mirror = admin.project('out')
+    await mirror.emails.send({ from: 'hello@out.test', to: 'one@example.com', subject: 'One', text: 'x' })
+    await firstLine
+    // What `head -1` does once it has its line: close the pipe.
+    child.stdout.destroy()
+    await mirror.emails.send({ from: 'hello@out.test', to: 'two@example.com', subject: 'Two', text: 'x' })
+    expect(await exited).toBe(0)
+    expect(err).not.toContain('EPIPE')
+    expect(err).not.toMatch(/\n\s+at /)
   })
 })

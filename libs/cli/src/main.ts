@@ -15,6 +15,13 @@ const program = new Command('mailer')
   .showHelpAfterError()
   .exitOverride()
 
+// `mailer tail … | head -1`: once the reader has gone there is nothing left to print for. Stop
+// quietly with 0, as Unix tools do, instead of Node's unhandled EPIPE and its stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') process.stderr.write(`error: cannot write the output: ${err.message}\n`)
+  process.exit(err.code === 'EPIPE' ? EXIT.ok : EXIT.api)
+})
+
 projectCommands(program)
 domainCommands(program)
 emailCommands(program)
