@@ -96,3 +96,62 @@ describe('human output', () => {
     expect(err).not.toMatch(/\n\s+at /)
   })
 })
+
+describe('send', () => {
+  it('--subject is kept with --template (the input wins over the template), and --data needs --template', async () => {
+    await admin
+      .project('out')
+      .templates.create({ name: 'welcome', subject: 'From the template', html: '<p>{{name}}</p>' })
+    const r = await mailer([
+      'send',
+      '--project',
+      'out',
+      '--from',
+      'hello@out.test',
+      '--to',
+      'ana@example.com',
+      '--template',
+      'welcome',
+      '--data',
+      '{"name":"Ana"}',
+      '--subject',
+      'My own subject',
+      '--json',
+    ])
+    expect(r.code).toBe(0)
+    const email = await admin.project('out').emails.get(JSON.parse(r.stdout).id)
+    expect(email.subject).toBe('My own subject')
+
+    // Without --subject the template's subject is used, not the CLI's default test subject.
+    const plain = await mailer([
+      'send',
+      '--project',
+      'out',
+      '--to',
+      'ana@example.com',
+      '--from',
+      'hello@out.test',
+      '--template',
+      'welcome',
+      '--json',
+    ])
+    expect((await admin.project('out').emails.get(JSON.parse(plain.stdout).id)).subject).toBe(
+      'From the template',
+    )
+
+    const lost = await mailer([
+      'send',
+      '--project',
+      'out',
+      '--to',
+      'ana@example.com',
+      '--from',
+      'hello@out.test',
+      '--data',
+      '{"a":1}',
+    ])
+    expect(lost.code).toBe(2)
+    expect(lost.stderr).toContain('--data')
+    expect(lost.stdout).toBe('')
+  })
+})

@@ -16,10 +16,16 @@ export class Context {
   readonly url: string
   private readonly opts: GlobalOptions
 
-  constructor(cmd: Command) {
+  constructor(private readonly cmd: Command) {
     this.opts = cmd.optsWithGlobals<GlobalOptions>()
     this.out = new Out(Boolean(this.opts.json))
     this.url = this.opts.url ?? process.env.MAILER_URL ?? 'http://localhost:3000'
+  }
+
+  /** Whether the user gave the option (`false` when it only holds its default). */
+  given(option: string): boolean {
+    const source = this.cmd.getOptionValueSource(option)
+    return source !== undefined && source !== 'default'
   }
 
   get adminKey(): string | undefined {

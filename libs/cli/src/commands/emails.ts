@@ -1,6 +1,7 @@
 import type { EmailStatus, EmailSummary, MailerEvent, SendEmailInput } from '@mailer/client'
 import { type Command, InvalidArgumentError } from 'commander'
 import { action, intOption } from '../context.js'
+import { UsageError } from '../exit.js'
 import { type Column, record, table } from '../output.js'
 
 export const emailColumns: Column<EmailSummary>[] = [
@@ -57,7 +58,11 @@ export function emailCommands(program: Command): void {
     .option('--from <address>', 'sender on a domain of the project (default: the project’s defaultFrom)')
     .requiredOption('--to <address>', 'recipient (repeat for more)', collect)
     .option('--cc <address>', 'copy (repeat for more)', collect)
-    .option('--subject <text>', 'subject', 'Test email from the mailer CLI')
+    .option(
+      '--subject <text>',
+      'subject (with --template: instead of the template’s)',
+      'Test email from the mailer CLI',
+    )
     .option('--text <text>', 'plain-text body')
     .option('--html <html>', 'HTML body')
     .option('--template <name>', 'a template instead of a body')
@@ -67,11 +72,16 @@ export function emailCommands(program: Command): void {
     .option('--idempotency-key <key>', 'repeat-safe key')
     .action(
       action(async (ctx, o: SendOpts) => {
+        if (o.data && !o.template) throw new UsageError('--data fills a template: give --template <name> too')
+        // A template brings its own subject: the CLI's default one would replace it, but a
+        // --subject the user typed wins over the template's, as `subject` does in the API.
+        const subject = !o.template || ctx.given('subject') ? { subject: o.subject } : {}
         const input: SendEmailInput = {
           to: o.to,
           ...(o.from ? { from: o.from } : {}),
           ...(o.cc ? { cc: o.cc } : {}),
-          ...(o.template ? { template: o.template, data: o.data ?? {} } : { subject: o.subject }),
+          ...subject,
+          ...(o.template ? { template: o.template, data: o.data ?? {} } : {}),
           ...(o.html ? { html: o.html } : {}),
           ...(o.text || (!o.html && !o.template)
             ? { text: o.text ?? 'This is a test email sent with the mailer CLI.' }
