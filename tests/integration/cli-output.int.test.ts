@@ -155,3 +155,20 @@ describe('send', () => {
     expect(lost.stdout).toBe('')
   })
 })
+
+describe('bad flags', () => {
+  it('a --url (or MAILER_URL) that is not an http(s) URL is a usage error that never echoes a password', async () => {
+    for (const url of ['localhost:3000', '127.0.0.1:3000', 'ftp://example.com', 'not a url']) {
+      const r = await mailer(['projects', 'list', '--url', url])
+      expect(r.code, url).toBe(2)
+      expect(r.stderr, url).toMatch(/^error: .*http:\/\/localhost:3000/)
+    }
+    const fromEnv = await mailer(['projects', 'list'], { MAILER_URL: 'localhost:3000' })
+    expect(fromEnv.code).toBe(2)
+    expect(fromEnv.stderr).toContain('MAILER_URL')
+
+    const withPassword = await mailer(['projects', 'list', '--url', 'http://ops:s3cret-pw@127.0.0.1:1'])
+    expect(withPassword.code).toBe(2)
+    expect(withPassword.stderr).not.toContain('s3cret-pw')
+  })
+})

@@ -19,7 +19,11 @@ export class Context {
   constructor(private readonly cmd: Command) {
     this.opts = cmd.optsWithGlobals<GlobalOptions>()
     this.out = new Out(Boolean(this.opts.json))
-    this.url = this.opts.url ?? process.env.MAILER_URL ?? 'http://localhost:3000'
+    this.url = this.opts.url
+      ? checkUrl(this.opts.url, '--url')
+      : process.env.MAILER_URL
+        ? checkUrl(process.env.MAILER_URL, 'MAILER_URL')
+        : 'http://localhost:3000'
   }
 
   /** Whether the user gave the option (`false` when it only holds its default). */
@@ -59,6 +63,29 @@ export class Context {
   scope(slug: string | undefined): ProjectResources {
     return slug ? this.admin().project(slug) : this.project()
   }
+}
+
+/**
+ * The deployment's base URL, checked before any request: `localhost:3000` (as in a curl
+ * example) would otherwise parse as a URL of scheme `localhost:` and fail as an unreachable
+ * host. A user name or password in it is refused without echoing it: fetch cannot send them
+ * and the API takes keys, not URL credentials.
+ */
+function checkUrl(value: string, from: string): string {
+  const example = 'an http:// or https:// URL such as http://localhost:3000'
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new UsageError(`${from} must be ${example}`)
+  }
+  if (url.username || url.password)
+    throw new UsageError(
+      `${from} must not hold a user name or password: pass keys with --admin-key or --api-key`,
+    )
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`${from} must be ${example}, not ${url.protocol}`)
+  return value
 }
 
 /** Wraps an action so that it gets a Context built from its own command. */
