@@ -171,4 +171,12 @@ describe('bad flags', () => {
     expect(withPassword.code).toBe(2)
     expect(withPassword.stderr).not.toContain('s3cret-pw')
   })
+
+  it('tail --interval 0 (a busy loop against the gateway) and --count 0 are usage errors', async () => {
+    for (const flag of ['--interval', '--count']) {
+      const r = await mailer(['tail', 'emails', '--project', 'out', flag, '0'])
+      expect(r.code, flag).toBe(2)
+      expect(r.stderr, flag).toContain(`${flag} must be a whole number of at least 1`)
+    }
+  })
 })

@@ -102,3 +102,12 @@ export function intOption(name: string) {
     return Number(v)
   }
 }
+
+/** At least 1: `tail --interval 0` would poll the gateway without pause, `--count 0` never end. */
+export function countOption(name: string) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v) || Number(v) < 1)
+      throw new InvalidArgumentError(`${name} must be a whole number of at least 1`)
+    return Number(v)
+  }
+}

@@ -1,6 +1,6 @@
 import type { Page } from '@mailer/client'
 import { type Command, Option } from 'commander'
-import { action, type Context, intOption } from '../context.js'
+import { action, type Context, countOption, intOption } from '../context.js'
 import { emailColumns, eventColumns } from './emails.js'
 
 interface TailOpts {
@@ -62,8 +62,8 @@ export function tailCommand(program: Command): void {
     .description('Print new emails or events as they come, until Ctrl-C or --count')
     .addArgument(program.createArgument('<what>', 'emails or events').choices(['emails', 'events']))
     .option('--project <slug>', 'through the admin mirror (admin key); else the project key')
-    .option('--interval <seconds>', 'seconds between polls', intOption('--interval'), 2)
-    .option('--count <n>', 'exit after printing n items', intOption('--count'))
+    .option('--interval <seconds>', 'seconds between polls', countOption('--interval'), 2)
+    .option('--count <n>', 'exit after printing n items', countOption('--count'))
     .addOption(
       new Option('-n, --lines <n>', 'items to show from before the start')
         .argParser(intOption('--lines'))
