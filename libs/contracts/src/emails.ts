@@ -48,11 +48,20 @@ const mailbox = z
   .max(400)
   .refine((s) => parseMailbox(s) !== null, 'must be "Name <a@b.c>" or a@b.c')
 /** A string or a list; a single string is taken as a list of one. */
-const listOf = <T extends z.ZodType>(item: T, min = 0) =>
-  z.preprocess(
-    (v) => (typeof v === 'string' ? [v] : v),
-    z.array(item).min(min, `needs at least ${min} address`),
-  )
+/**
+ * One address or a list of them. The OpenAPI generator shows a preprocess as its output (a list
+ * only), which would tell clients that `to: "a@b.c"` is refused: the metadata describes what is
+ * accepted, a string (with the item's limits) or a list of them.
+ */
+const listOf = <T extends z.ZodType>(item: T, min = 0) => {
+  const { $schema: _, ...one } = z.toJSONSchema(item, { io: 'input', unrepresentable: 'any' })
+  return z
+    .preprocess(
+      (v) => (typeof v === 'string' ? [v] : v),
+      z.array(item).min(min, `needs at least ${min} address`),
+    )
+    .meta({ ...one, type: ['string', 'array'], items: one, ...(min > 0 ? { minItems: min } : {}) })
+}
 /**
  * Tags per email (SES's limit; the contract bounds only their length). Every event of the email
  * carries them, to webhooks and analytics, and a dispatcher outcome is one bus message: without a
@@ -157,6 +166,11 @@ export const BatchBody = z
   .array(z.unknown())
   .min(1, 'the batch needs at least one email')
   .max(MAX_BATCH, `a batch holds at most ${MAX_BATCH} emails`)
+/**
+ * The batch body as the OpenAPI document shows it. BatchBody takes any items because each is
+ * checked on its own and answered in its place; a client still needs to know what an item is.
+ */
+export const DocumentedBatchBody = z.array(SendEmailInput).min(1).max(MAX_BATCH)
 export const BatchQuery = z.object({
   dryRun: z
     .enum(['true', 'false', '1', '0'])

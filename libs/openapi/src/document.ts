@@ -153,7 +153,8 @@ function operation(route: RouteDef, path: string, scope: Scope, json?: OpenAPIRe
       parameters.push(...queryParameters(zodJsonSchema(route.query, 'input', `${prefix}_query`, json)))
     else request.query = route.query
   }
-  if (route.body) request.body = { required: true, ...body(route.body, 'input', 'body') }
+  const documented = route.documentedBody ?? route.body
+  if (documented) request.body = { required: true, ...body(documented, 'input', 'body') }
   return {
     method: route.method.toLowerCase() as RouteConfig['method'],
     path: toOpenApiPath(path),
@@ -197,7 +198,8 @@ function hasLazy(schema: unknown, seen = new Set<unknown>()): boolean {
 const isZod = (v: unknown): boolean => typeof v === 'object' && v !== null && '_zod' in v
 
 function register(registry: OpenAPIRegistry, route: RouteDef, path: string, scope: Scope): void {
-  const recursive = [route.body, route.query, route.response].some((schema) => hasLazy(schema))
+  const schemas = [route.body, route.documentedBody, route.query, route.response]
+  const recursive = schemas.some((schema) => hasLazy(schema))
   registry.registerPath(operation(route, path, scope, recursive ? registry : undefined))
 }
 

@@ -37,6 +37,11 @@ export interface RouteDef {
    */
   checksText?: boolean
   body?: z.ZodType
+  /**
+   * The body the OpenAPI document shows, when `body` is looser than what is accepted (the
+   * batch: its items are checked one by one by the handler). Defaults to `body`.
+   */
+  documentedBody?: z.ZodType
   query?: z.ZodType
   response?: z.ZodType
 }
