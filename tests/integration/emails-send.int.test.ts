@@ -186,6 +186,12 @@ describe('POST /v1/emails: sender checks', () => {
     expect(r.body.error).toMatchObject({ type: 'validation_error', code: 'invalid_body', param: 'from' })
     const bad = await send(email('not an address'))
     expect(bad.body.error).toMatchObject({ code: 'invalid_body', param: 'from' })
+    // An escape sequence in a display name (shown by the dashboard, the CLI, mail clients).
+    const escape = await send(email(`Evil \u001b[2J <hello@${acme.domain}>`))
+    expect(escape.status).toBe(400)
+    expect(escape.body.error).toMatchObject({ code: 'invalid_body', param: 'from' })
+    const replyTo = await send(email(acme.from, { replyTo: 'Bell \u0007 <help@example.com>' }))
+    expect(replyTo.body.error).toMatchObject({ code: 'invalid_body', param: 'replyTo.0' })
   })
 })
 

@@ -47,7 +47,9 @@ const mailbox = z
   .string()
   .max(400)
   .refine((s) => parseMailbox(s) !== null, 'must be "Name <a@b.c>" or a@b.c')
-/** A string or a list; a single string is taken as a list of one. */
+  // The display name is encoded in the header, but shown by mail clients, the dashboard and the
+  // CLI: no reason for an escape sequence there, as in a subject.
+  .refine((s) => !CONTROL_CHARS_RE.test(s), 'cannot contain control characters')
 /**
  * One address or a list of them. The OpenAPI generator shows a preprocess as its output (a list
  * only), which would tell clients that `to: "a@b.c"` is refused: the metadata describes what is
