@@ -17,21 +17,7 @@ import type { z } from 'zod'
 import { decodeJson, decodeReply, encodeError, encodeJson } from './codec.js'
 import { parseNatsUrl } from './nats-url.js'
 import { ReplyError, ReplyInbox } from './reply-inbox.js'
-
-/**
- * A message larger than the NATS server's max_payload: no retry can publish it until the operator
- * raises the limit (docs/operations.md), so callers that retry skip it instead of waiting on it.
- */
-export class UnpublishableMessage extends Error {
-  constructor(
-    readonly subject: string,
-    readonly msgId: string,
-    readonly bytes: number,
-    readonly maxPayload: number,
-  ) {
-    super(`message ${msgId} on ${subject} is ${bytes} bytes, over NATS max_payload (${maxPayload})`)
-  }
-}
+import { UnpublishableMessage } from './unpublishable.js'
 
 export interface BusOptions {
   url: string

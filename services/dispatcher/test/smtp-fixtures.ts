@@ -1,6 +1,6 @@
 // Shared by the SMTP client's tests: a real relay (smtp-server), connection options, a message,
 // and what each test opened, closed after it.
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
 import selfsigned from 'selfsigned'
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
 import { SmtpConnection, type SmtpOptions } from '../src/infra/smtp/connection.js'
@@ -85,4 +85,31 @@ export function selfSigned(name: string, san = false) {
     algorithm: 'sha256',
     ...(san ? { extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: name }] }] } : {}),
   })
+}
+
+/** A scripted relay over plain TCP, for what smtp-server will not do on request. */
+export async function scripted(
+  onLine: (line: string, socket: Socket, chunk: string) => void,
+  greeting = '220 hi',
+) {
+  const chunks: string[] = []
+  const server: Server = createServer((socket) => {
+    socket.write(`${greeting}\r\n`)
+    let buf = ''
+    socket.on('data', (d) => {
+      chunks.push(d.toString())
+      buf += d.toString()
+      for (let i = buf.indexOf('\r\n'); i !== -1; i = buf.indexOf('\r\n')) {
+        const line = buf.slice(0, i)
+        buf = buf.slice(i + 2)
+        onLine(line, socket, d.toString())
+      }
+    })
+    socket.on('error', () => undefined)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  closers.push(async () => {
+    server.close()
+  })
+  return { port: (server.address() as AddressInfo).port, chunks }
 }

@@ -1,0 +1,135 @@
+import type { Socket } from 'node:net'
+import { Metrics } from '@mailer/observability'
+import pino from 'pino'
+import { afterEach, describe, expect, it } from 'vitest'
+import { SmtpRelay } from '../src/infra/relay.js'
+import { SmtpConnection, SmtpConnectionError } from '../src/infra/smtp/connection.js'
+import { SmtpPool } from '../src/infra/smtp/pool.js'
+import { closeAll, closers, message, opts, relay, scripted, session } from './smtp-fixtures.js'
+
+// A relay failing in ways smtp-server will not on request: replies that never end, sessions
+// closed with 421. The ordinary session is smtp-session.test.ts.
+afterEach(closeAll)
+
+describe('SMTP session time limits', () => {
+  /** Answers MAIL FROM (or the final dot, `at: 'dot'`) with continuation lines that never end. */
+  const dripFeeding = (at: 'mail' | 'dot', every = 50, once = true) => {
+    let drips = 0
+    const dripping = new WeakSet<Socket>()
+    return scripted((line, socket) => {
+      const verb = line.slice(0, 4).toUpperCase()
+      // Once dripping, the session says nothing else (the pipelined RCPT and DATA get no answer).
+      if (dripping.has(socket)) return
+      const drip = (at === 'mail' ? verb === 'MAIL' : line === '.') && (!once || drips++ === 0)
+      if (drip) {
+        dripping.add(socket)
+        const timer = setInterval(() => {
+          if (socket.destroyed) clearInterval(timer)
+          else socket.write('250-still thinking\r\n')
+        }, every)
+      } else if (verb === 'EHLO') socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (verb === 'MAIL' || verb === 'RCPT') socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      else if (line === '.') socket.write('250 queued\r\n')
+      else if (verb === 'QUIT') socket.end('221 bye\r\n')
+    })
+  }
+
+  it('a reply drip-fed line by line is bounded by the time-out as a whole: the send ends and the pool slot is freed', async () => {
+    const r = await dripFeeding('mail')
+    const pool = new SmtpPool({ ...opts(r.port, { timeoutMs: 300 }), size: 1 })
+    closers.unshift(async () => pool.close())
+    const stuck = await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
+    expect(stuck).toBeInstanceOf(SmtpConnectionError)
+    expect(stuck).toMatchObject({ bodySent: false, message: expect.stringContaining('no complete answer') })
+    // The only slot is free again: the next message goes out on a new session.
+    expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
+  })
+
+  it('a drip-fed answer to the final dot ends the send too, as a message that may have arrived', async () => {
+    const r = await dripFeeding('dot')
+    const c = await session(opts(r.port, { timeoutMs: 300 }))
+    const stuck = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
+    expect(stuck).toMatchObject({ bodySent: true, message: expect.stringContaining('no complete answer') })
+    expect(c.usable).toBe(false)
+  })
+
+  it('a reply that never ends is refused once it is too long, not kept in memory', async () => {
+    const flood = await scripted((line, socket) => {
+      if (line.startsWith('EHLO')) socket.write(`250-hi\r\n${'250-more\r\n'.repeat(20_000)}`)
+    })
+    const err = await SmtpConnection.open(opts(flood.port, { timeoutMs: 5_000 })).catch((e) => e)
+    expect(err).toBeInstanceOf(SmtpConnectionError)
+    expect(err.message).toMatch(/reply too long/)
+  })
+
+  it('a large message is not cut short by the time-out while it is still being written', async () => {
+    const r = await relay()
+    const c = await session(opts(r.port, { timeoutMs: 1_000 }))
+    const big = message(`${'x'.repeat(76)}\r\n`.repeat(100_000))
+    const t = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, big)
+    expect(t.final?.code).toBe(250)
+    expect(r.received[0]!.raw.length).toBe(big.length)
+  })
+})
+
+describe('421: the relay is closing the session', () => {
+  /** A relay answering every MAIL FROM with 421 and hanging up (shutting down, overloaded). */
+  const closing = (onMail: (socket: Socket) => void) =>
+    scripted((line, socket) => {
+      const verb = line.slice(0, 4).toUpperCase()
+      if (verb === 'EHLO') socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (verb === 'MAIL') onMail(socket)
+      else if (verb === 'RCPT') socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      else if (line === '.') socket.write('250 queued\r\n')
+      else if (verb === 'QUIT') socket.end('221 bye\r\n')
+    })
+
+  it('a relay answering every message with 421 is an outage: the breaker opens and stops calling it', async () => {
+    let mails = 0
+    const server = await closing((socket) => {
+      mails++
+      socket.end('421 4.3.2 System shutting down\r\n')
+    })
+    const metrics = new Metrics('relay_421')
+    const relayClient = new SmtpRelay(
+      {
+        url: `smtp://127.0.0.1:${server.port}`,
+        starttls: 'offered',
+        verifyTls: true,
+        poolSize: 1,
+        timeoutSeconds: 2,
+        breaker: { resetSeconds: 60, minCalls: 3 },
+      },
+      metrics,
+      pino({ level: 'silent' }),
+    )
+    closers.unshift(() => relayClient.close())
+    const envelope = { from: 'a@sender.test', to: ['b@x.test'] }
+    const answers = []
+    for (let i = 0; i < 6; i++)
+      answers.push((await relayClient.deliver(`email_${i}`, envelope, message()))[0]!)
+    // The relay's own words while it was tried, then deferrals without calling it.
+    expect(answers[0]).toMatchObject({ code: 421, text: '421 4.3.2 System shutting down' })
+    expect(answers.at(-1)).toMatchObject({ code: null, text: 'relay unavailable (circuit breaker open)' })
+    expect(mails).toBeLessThan(6)
+    expect(await metrics.registry.getSingleMetricAsString('mailer_relay_421_relay_breaker_open')).toMatch(
+      /relay_breaker_open 1$/m,
+    )
+  })
+
+  it('a reused session answered with 421 is replaced and the message goes through on a fresh one', async () => {
+    let mails = 0
+    const server = await closing((socket) => {
+      // The second message finds its (reused) session closing, as after a relay's reload.
+      if (++mails === 2) socket.end('421 4.3.2 Closing, try again\r\n')
+      else socket.write('250 ok\r\n')
+    })
+    const pool = new SmtpPool({ ...opts(server.port), size: 1 })
+    closers.unshift(async () => pool.close())
+    for (let i = 0; i < 2; i++)
+      expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
+    expect(mails).toBe(3)
+  })
+})
