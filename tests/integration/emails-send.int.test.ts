@@ -187,9 +187,9 @@ describe('POST /v1/emails: sender checks', () => {
     const bad = await send(email('not an address'))
     expect(bad.body.error).toMatchObject({ code: 'invalid_body', param: 'from' })
     // An escape sequence in a display name (shown by the dashboard, the CLI, mail clients).
-    const escape = await send(email(`Evil \u001b[2J <hello@${acme.domain}>`))
-    expect(escape.status).toBe(400)
-    expect(escape.body.error).toMatchObject({ code: 'invalid_body', param: 'from' })
+    const escaped = await send(email(`Evil \u001b[2J <hello@${acme.domain}>`))
+    expect(escaped.status).toBe(400)
+    expect(escaped.body.error).toMatchObject({ code: 'invalid_body', param: 'from' })
     const replyTo = await send(email(acme.from, { replyTo: 'Bell \u0007 <help@example.com>' }))
     expect(replyTo.body.error).toMatchObject({ code: 'invalid_body', param: 'replyTo.0' })
   })
