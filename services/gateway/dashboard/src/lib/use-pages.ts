@@ -1,5 +1,5 @@
 import { useRef, useState } from 'react'
-import type { Page } from './types.js'
+import type { DataList, Page } from './types.js'
 import { type Resource, useResource } from './use-resource.js'
 
 export interface PagedList<T> extends Resource<Page<T>> {
@@ -56,4 +56,24 @@ export function usePagedList<T>(
     list.reload()
   }
   return { ...list, loadMore, loadingMore }
+}
+
+/**
+ * Every page of a list, read one after the other: for pickers (a `<select>`, check boxes), where
+ * an operator must be able to choose any row, not only those of the first page.
+ */
+export function useAllPages<T>(
+  load: (cursor: string | undefined) => Promise<Page<T>>,
+  deps: unknown[],
+): Resource<DataList<T>> {
+  return useResource(async () => {
+    const data: T[] = []
+    let cursor: string | undefined
+    do {
+      const page = await load(cursor)
+      data.push(...page.data)
+      cursor = page.nextCursor ?? undefined
+    } while (cursor)
+    return { data }
+  }, deps)
 }

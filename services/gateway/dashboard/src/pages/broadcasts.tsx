@@ -5,8 +5,8 @@ import { api, paths } from '../lib/api.js'
 import { relative } from '../lib/format.js'
 import { Link, navigate } from '../lib/router.js'
 import type { Audience, Broadcast, Page as ListPage } from '../lib/types.js'
-import { usePagedList } from '../lib/use-pages.js'
-import { useAction, useResource } from '../lib/use-resource.js'
+import { useAllPages, usePagedList } from '../lib/use-pages.js'
+import { useAction } from '../lib/use-resource.js'
 import { Progress } from './broadcast.js'
 
 function CreateBroadcast({ slug, audiences }: { slug: string; audiences: Audience[] }) {
@@ -87,8 +87,9 @@ function CreateBroadcast({ slug, audiences }: { slug: string; audiences: Audienc
 
 export function BroadcastsPage({ params }: { params: Record<string, string> }) {
   const slug = params.slug!
-  const audiences = useResource(
-    () => api.get<ListPage<Audience>>(paths.mirror(slug, 'audiences'), { limit: 100 }),
+  // Every audience, not only the first page: the picker must offer each one.
+  const audiences = useAllPages(
+    (cursor) => api.get<ListPage<Audience>>(paths.mirror(slug, 'audiences'), { limit: 100, cursor }),
     [slug],
   )
   // Polled so that running broadcasts show their progress.

@@ -6,8 +6,8 @@ import { Badge, Field, LoadMore, Page, Section, Table } from '../components/ui.j
 import { api, paths } from '../lib/api.js'
 import { relative } from '../lib/format.js'
 import type { Audience, Contact, Page as ListPage } from '../lib/types.js'
-import { usePagedList } from '../lib/use-pages.js'
-import { useAction, useResource } from '../lib/use-resource.js'
+import { useAllPages, usePagedList } from '../lib/use-pages.js'
+import { useAction } from '../lib/use-resource.js'
 
 function AddContact({
   slug,
@@ -91,8 +91,9 @@ export function ContactsPage({ params }: { params: Record<string, string> }) {
   const slug = params.slug!
   const [q, setQ] = useState('')
   const [audienceId, setAudienceId] = useState('')
-  const audiences = useResource(
-    () => api.get<ListPage<Audience>>(paths.mirror(slug, 'audiences'), { limit: 100 }),
+  // Every audience, not only the first page: the picker must offer each one.
+  const audiences = useAllPages(
+    (cursor) => api.get<ListPage<Audience>>(paths.mirror(slug, 'audiences'), { limit: 100, cursor }),
     [slug],
   )
   const contacts = usePagedList(

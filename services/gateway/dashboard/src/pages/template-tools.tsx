@@ -1,14 +1,15 @@
-import { type FormEvent, useState } from 'react'
+import { type FormEvent, useEffect, useRef, useState } from 'react'
 import { ConfirmButton } from '../components/confirm.js'
 import { useNotify } from '../components/notices.js'
 import { EmailPreview } from '../components/preview.js'
 import { AsyncView, FormError } from '../components/states.js'
-import { Field, Section, Table } from '../components/ui.js'
+import { Field, LoadMore, Section, Table } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { json, relative } from '../lib/format.js'
 import { Link, withQuery } from '../lib/router.js'
 import type { Page, RenderedTemplate, SendResult, Template, TemplateVersion } from '../lib/types.js'
-import { useAction, useResource } from '../lib/use-resource.js'
+import { usePagedList } from '../lib/use-pages.js'
+import { useAction } from '../lib/use-resource.js'
 
 /** The declared examples as a starting point for preview and test data. */
 const exampleData = (t: Template) =>
@@ -140,51 +141,62 @@ export function Versions({
   current: number
   onRestored: () => void
 }) {
-  const list = useResource(
-    () => api.get<Page<TemplateVersion>>(`${base}/versions`, { limit: 50 }),
-    [base, version],
+  const list = usePagedList(
+    (cursor) => api.get<Page<TemplateVersion>>(`${base}/versions`, { limit: 50, cursor }),
+    [base],
   )
+  // A save or restore adds a version: read the pages shown again, keeping them.
+  const shownFor = useRef(version)
+  const reload = list.reload
+  useEffect(() => {
+    if (version === shownFor.current) return
+    shownFor.current = version
+    reload()
+  }, [version, reload])
   const notify = useNotify()
   return (
     <Section title="Version history">
       <AsyncView resource={list} what="versions" empty={<p>No versions.</p>}>
         {(page) => (
-          <Table caption="Versions">
-            <thead>
-              <tr>
-                <th scope="col">Version</th>
-                <th scope="col">Subject</th>
-                <th scope="col">Saved</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.map((v) => (
-                <tr key={v.version}>
-                  <td>v{v.version}</td>
-                  <td>{v.subject ?? '—'}</td>
-                  <td>{relative(v.createdAt)}</td>
-                  <td>
-                    {v.version !== current && (
-                      <ConfirmButton
-                        small
-                        label="Restore"
-                        title={`Restore version ${v.version}?`}
-                        body={<p>Its content becomes a new version; history is kept.</p>}
-                        onConfirm={async () => {
-                          await api.post(`${base}/restore`, { version: v.version })
-                          notify(`Version ${v.version} restored`)
-                          onRestored()
-                        }}
-                      />
-                    )}
-                  </td>
+          <>
+            <Table caption="Versions">
+              <thead>
+                <tr>
+                  <th scope="col">Version</th>
+                  <th scope="col">Subject</th>
+                  <th scope="col">Saved</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </Table>
+              </thead>
+              <tbody>
+                {page.data.map((v) => (
+                  <tr key={v.version}>
+                    <td>v{v.version}</td>
+                    <td>{v.subject ?? '—'}</td>
+                    <td>{relative(v.createdAt)}</td>
+                    <td>
+                      {v.version !== current && (
+                        <ConfirmButton
+                          small
+                          label="Restore"
+                          title={`Restore version ${v.version}?`}
+                          body={<p>Its content becomes a new version; history is kept.</p>}
+                          onConfirm={async () => {
+                            await api.post(`${base}/restore`, { version: v.version })
+                            notify(`Version ${v.version} restored`)
+                            onRestored()
+                          }}
+                        />
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </Table>
+            <LoadMore list={list} />
+          </>
         )}
       </AsyncView>
     </Section>

@@ -1,12 +1,13 @@
-import { type FormEvent, useState } from 'react'
+import { type FormEvent, useEffect, useRef, useState } from 'react'
 import { ConfirmButton } from '../components/confirm.js'
 import { useNotify } from '../components/notices.js'
 import { AsyncView, FormError } from '../components/states.js'
-import { Badge, Details, Field, Page, SecretOnce, Section, Table } from '../components/ui.js'
+import { Badge, Details, Field, LoadMore, Page, SecretOnce, Section, Table } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { formatDate, relative } from '../lib/format.js'
 import { navigate } from '../lib/router.js'
 import type { DataList, Page as ListPage, Webhook, WebhookDelivery, WebhookWithSecret } from '../lib/types.js'
+import { usePagedList } from '../lib/use-pages.js'
 import { useAction, useResource } from '../lib/use-resource.js'
 import { EventPicker } from './webhooks.js'
 
@@ -41,12 +42,20 @@ function Edit({ slug, hook, onSaved }: { slug: string; hook: Webhook; onSaved: (
 
 function Deliveries({ slug, hook, version }: { slug: string; hook: Webhook; version: number }) {
   const base = paths.mirror(slug, `webhooks/${paths.enc(hook.id)}/deliveries`)
-  // Polled: attempts and retries change on their own.
-  const list = useResource(
-    () => api.get<ListPage<WebhookDelivery>>(base, { limit: 50 }),
-    [base, version],
+  // Polled: attempts and retries change on their own. An action (test event) reads the pages
+  // shown again, keeping them.
+  const list = usePagedList(
+    (cursor) => api.get<ListPage<WebhookDelivery>>(base, { limit: 50, cursor }),
+    [base],
     3000,
   )
+  const shownFor = useRef(version)
+  const reload = list.reload
+  useEffect(() => {
+    if (version === shownFor.current) return
+    shownFor.current = version
+    reload()
+  }, [version, reload])
   const notify = useNotify()
   const retry = useAction(async (d: WebhookDelivery) => {
     await api.post(`${base}/${paths.enc(d.id)}/retry`)
@@ -62,55 +71,58 @@ function Deliveries({ slug, hook, version }: { slug: string; hook: Webhook; vers
         empty={<p>No deliveries yet. Send a test event to try the endpoint.</p>}
       >
         {(page) => (
-          <Table caption="Deliveries">
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempt</th>
-                <th scope="col">Response</th>
-                <th scope="col">When</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.map((d) => (
-                <tr key={d.id} data-testid="delivery-row">
-                  <td>
-                    {d.eventType}
-                    <div className="muted small">
-                      <code>{d.eventId}</code>
-                    </div>
-                  </td>
-                  <td>
-                    <Badge value={d.status} />
-                  </td>
-                  <td>{d.attempt}</td>
-                  <td className="truncate" title={d.responseBody ?? ''}>
-                    {d.responseCode ?? '—'} {d.responseBody ?? ''}
-                  </td>
-                  <td>
-                    {relative(d.createdAt)}
-                    {d.nextAttemptAt && <div className="muted small">next {relative(d.nextAttemptAt)}</div>}
-                  </td>
-                  <td>
-                    {d.status !== 'pending' && (
-                      <button
-                        type="button"
-                        className="btn small"
-                        onClick={() => void retry.run(d)}
-                        disabled={retry.busy || !hook.enabled}
-                      >
-                        Retry
-                      </button>
-                    )}
-                  </td>
+          <>
+            <Table caption="Deliveries">
+              <thead>
+                <tr>
+                  <th scope="col">Event</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempt</th>
+                  <th scope="col">Response</th>
+                  <th scope="col">When</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </Table>
+              </thead>
+              <tbody>
+                {page.data.map((d) => (
+                  <tr key={d.id} data-testid="delivery-row">
+                    <td>
+                      {d.eventType}
+                      <div className="muted small">
+                        <code>{d.eventId}</code>
+                      </div>
+                    </td>
+                    <td>
+                      <Badge value={d.status} />
+                    </td>
+                    <td>{d.attempt}</td>
+                    <td className="truncate" title={d.responseBody ?? ''}>
+                      {d.responseCode ?? '—'} {d.responseBody ?? ''}
+                    </td>
+                    <td>
+                      {relative(d.createdAt)}
+                      {d.nextAttemptAt && <div className="muted small">next {relative(d.nextAttemptAt)}</div>}
+                    </td>
+                    <td>
+                      {d.status !== 'pending' && (
+                        <button
+                          type="button"
+                          className="btn small"
+                          onClick={() => void retry.run(d)}
+                          disabled={retry.busy || !hook.enabled}
+                        >
+                          Retry
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </Table>
+            <LoadMore list={list} />
+          </>
         )}
       </AsyncView>
     </Section>

