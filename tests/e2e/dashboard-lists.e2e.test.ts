@@ -1,6 +1,7 @@
 import { useTestEnv } from '@mailer/testing'
-import type { Page } from 'playwright-core'
+import type { Page, Route } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { projectWithDomain } from '../support/emails.js'
 import { api, createProject } from '../support/http.js'
 import { ADMIN_KEY, Stack } from '../support/stack.js'
 import { Receiver } from '../support/webhooks.js'
@@ -106,6 +107,48 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     await page.waitForResponse((r) => r.url().includes('/deliveries') && !r.url().includes('cursor='))
     await page.waitForResponse((r) => r.url().includes('/deliveries') && r.url().includes('cursor='))
     expect(await rows.count()).toBe(51)
+  })
+
+  it('shows every email once when the refresh of the first page lands while Load more is on its way', async () => {
+    const p = await projectWithDomain(client, 'e2e-lists-mail')
+    const send = (subjects: string[]) =>
+      created(
+        client.post(
+          '/v1/emails/batch',
+          p.test,
+          subjects.map((subject) => ({ from: p.from, to: 'x@example.com', subject, text: subject })),
+        ),
+      )
+    const old = Array.from({ length: 55 }, (_, i) => `old-${n3(i)}`)
+    await send(old)
+    await page.goto(`${stack.gatewayUrl}/dashboard/emails?project=e2e-lists-mail`)
+    await heading('Emails').waitFor()
+    const rows = page.getByTestId('email-row')
+    await expect.poll(() => rows.count()).toBe(50)
+
+    // Hold the second page until a refresh of the first page, with 3 newer emails, has landed.
+    let release!: () => void
+    const held = new Promise<void>((r) => {
+      release = r
+    })
+    await page.route(
+      (u) => u.pathname.endsWith('/v1/admin/emails') && u.searchParams.has('cursor'),
+      async (route: Route) => {
+        await held
+        await route.continue()
+      },
+    )
+    const more = page.waitForResponse((r) => r.url().includes('cursor='))
+    await page.getByRole('button', { name: 'Load more' }).click()
+    const fresh = ['new-0', 'new-1', 'new-2']
+    await send(fresh)
+    await rows.filter({ hasText: 'new-2' }).waitFor()
+    release()
+    await more
+    await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached' })
+    const subjects = (await rows.getByRole('link').allTextContents()).sort()
+    expect(subjects).toEqual([...fresh, ...old].sort())
+    await page.unroute(() => true)
   })
 
   it('shows no script error, CSP violation or dialog', () => {

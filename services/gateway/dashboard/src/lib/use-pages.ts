@@ -1,4 +1,5 @@
-import { useRef, useState } from 'react'
+import { useCallback, useEffect, useRef, useState } from 'react'
+import { type Order, withFirstPage, withNextPage } from './live-list.js'
 import type { DataList, Page } from './types.js'
 import { type Resource, useResource } from './use-resource.js'
 
@@ -76,4 +77,73 @@ export function useAllPages<T>(
     } while (cursor)
     return { data }
   }, deps)
+}
+
+/**
+ * A newest-first list whose first page is read again every `pollMs` (new rows and changes show up)
+ * while "Load more" reads on from the last row shown; the pages after the first are not read again.
+ * Each answer is merged into the rows shown at the time it lands (live-list.ts), so a refresh and
+ * "Load more" can answer in either order without a row shown twice or skipped. The caller remounts
+ * it (a `key`) for other filters.
+ */
+export function useLiveList<T extends { id: string }>(
+  load: (cursor: string | undefined) => Promise<Page<T>>,
+  order: Order<T>,
+  pollMs: number,
+): PagedList<T> {
+  const [state, setState] = useState<{ data?: Page<T>; error?: Error; loading: boolean }>({ loading: true })
+  const [loadingMore, setLoadingMore] = useState(false)
+  const loadRef = useRef(load)
+  loadRef.current = load
+  const orderRef = useRef(order)
+  orderRef.current = order
+  const seq = useRef(0)
+
+  const refresh = useCallback(() => {
+    // Only the newest first-page read counts: a slow older one never wins.
+    const n = ++seq.current
+    loadRef.current(undefined).then(
+      (first) => {
+        if (n === seq.current)
+          setState((s) => ({ data: withFirstPage(s.data, first, orderRef.current), loading: false }))
+      },
+      (error: Error) => {
+        if (n === seq.current) setState((s) => ({ ...s, error, loading: false }))
+      },
+    )
+  }, [])
+
+  useEffect(() => {
+    refresh()
+    const t = window.setInterval(() => {
+      if (document.visibilityState === 'visible') refresh()
+    }, pollMs)
+    return () => window.clearInterval(t)
+  }, [pollMs, refresh])
+
+  const loadMore = () => {
+    const cursor = state.data?.nextCursor
+    if (!cursor || loadingMore) return
+    setLoadingMore(true)
+    loadRef
+      .current(cursor)
+      .then(
+        (next) =>
+          setState((s) => ({
+            ...s,
+            error: undefined,
+            ...(s.data ? { data: withNextPage(s.data, next, orderRef.current) } : {}),
+          })),
+        (error: Error) => setState((s) => ({ ...s, error })),
+      )
+      .finally(() => setLoadingMore(false))
+  }
+  return {
+    data: state.data,
+    error: state.error,
+    loading: state.loading,
+    reload: refresh,
+    loadMore,
+    loadingMore,
+  }
 }

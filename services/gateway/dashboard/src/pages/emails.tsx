@@ -1,12 +1,13 @@
 import { type FormEvent, useState } from 'react'
-import { AsyncView, FormError } from '../components/states.js'
-import { Badge, Field, Page, Section, Table, Tags } from '../components/ui.js'
+import { AsyncView } from '../components/states.js'
+import { Badge, Field, LoadMore, Page, Section, Table, Tags } from '../components/ui.js'
 import { api } from '../lib/api.js'
 import { dateToIso, relative } from '../lib/format.js'
+import { newestFirst } from '../lib/live-list.js'
 import { ProjectSelect, useProjects } from '../lib/projects.js'
 import { Link, navigate, useLocation, withQuery } from '../lib/router.js'
 import type { EmailSummary, Page as ListPage } from '../lib/types.js'
-import { useAction, useResource } from '../lib/use-resource.js'
+import { useLiveList } from '../lib/use-pages.js'
 
 export const STATUSES = [
   'queued',
@@ -105,24 +106,13 @@ function FilterForm({ initial }: { initial: Filters }) {
 }
 
 function EmailResults({ filters }: { filters: Filters }) {
-  const [more, setMore] = useState<{ rows: AdminEmailSummary[]; cursor: string | null }>({
-    rows: [],
-    cursor: null,
-  })
-  // Polls the first page so new emails and status changes show up while the page is open.
-  const first = useResource(() => listEmails(filters), [], more.rows.length ? undefined : 5000)
-  const loadMore = useAction(async () => {
-    const cursor = more.rows.length ? more.cursor : first.data?.nextCursor
-    if (!cursor) return
-    const page = await listEmails(filters, cursor)
-    setMore({ rows: [...more.rows, ...page.data], cursor: page.nextCursor })
-  })
-  const hasMore = more.rows.length ? Boolean(more.cursor) : Boolean(first.data?.nextCursor)
+  // The first page is read again every 5 s (new emails, status changes); Load more reads on.
+  const list = useLiveList((cursor) => listEmails(filters, cursor), newestFirst, 5000)
   // Items name their project by id; the project list gives its slug (for links and the column).
   const slugs = new Map((useProjects().data?.data ?? []).map((p) => [p.id, p.slug]))
   return (
     <Section title="Results">
-      <AsyncView resource={first} what="emails" empty={<p>No emails match these filters.</p>}>
+      <AsyncView resource={list} what="emails" empty={<p>No emails match these filters.</p>}>
         {(page) => (
           <>
             <Table caption="Emails">
@@ -137,7 +127,7 @@ function EmailResults({ filters }: { filters: Filters }) {
                 </tr>
               </thead>
               <tbody>
-                {[...page.data, ...more.rows].map((e) => (
+                {page.data.map((e) => (
                   <tr key={e.id} data-testid="email-row">
                     <td>
                       <Link to={emailLink(e.id, slugs.get(e.projectId))}>{e.subject || '(no subject)'}</Link>
@@ -155,17 +145,7 @@ function EmailResults({ filters }: { filters: Filters }) {
                 ))}
               </tbody>
             </Table>
-            <FormError error={loadMore.error} />
-            {hasMore && (
-              <button
-                type="button"
-                className="btn"
-                onClick={() => void loadMore.run()}
-                disabled={loadMore.busy}
-              >
-                {loadMore.busy ? 'Loading…' : 'Load more'}
-              </button>
-            )}
+            <LoadMore list={list} />
           </>
         )}
       </AsyncView>
