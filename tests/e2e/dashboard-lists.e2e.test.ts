@@ -151,6 +151,23 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     await page.unroute(() => true)
   })
 
+  it("refreshes the projects' email counts while the page is open", async () => {
+    const p = await projectWithDomain(client, 'e2e-lists-stats')
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects`)
+    await heading('Projects').waitFor()
+    const row = page.getByRole('row').filter({ hasText: 'e2e-lists-stats' })
+    await row.waitFor()
+    await page.waitForResponse((r) => r.url().endsWith('/v1/admin/stats'))
+    await created(
+      client.post('/v1/emails/batch', p.test, [
+        { from: p.from, to: 'a@example.com', subject: 's', text: 's' },
+        { from: p.from, to: 'b@example.com', subject: 's', text: 's' },
+      ]),
+    )
+    // Emails today, then last 7 days: 2 each, without a reload.
+    await row.getByRole('cell', { name: '2', exact: true }).nth(1).waitFor()
+  })
+
   it('shows no script error, CSP violation or dialog', () => {
     expect(problems).toEqual([])
   })

@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from 'react'
+import { type FormEvent, useEffect, useRef, useState } from 'react'
 import { useNotify } from '../components/notices.js'
 import { AsyncView, FormError } from '../components/states.js'
 import { Badge, Field, Page, Section, Table } from '../components/ui.js'
@@ -94,8 +94,17 @@ function Counts({ counts }: { counts: Record<string, number> | undefined }) {
 
 export function ProjectsPage() {
   const projects = useProjects()
-  // Emails by status per project; the table shows without them if this fails.
-  const stats = useResource(() => api.get<DataList<ProjectStats>>('v1/admin/stats'), [])
+  // Emails by status per project; the table shows without them if this fails. Read again every
+  // 10 s (today's counts move while emails go out) and whenever the project list is read again (a
+  // project created, changed or disabled), like the rest of the page.
+  const stats = useResource(() => api.get<DataList<ProjectStats>>('v1/admin/stats'), [], 10_000)
+  const listShown = useRef(projects.data)
+  const reloadStats = stats.reload
+  useEffect(() => {
+    if (projects.data === listShown.current) return
+    listShown.current = projects.data
+    reloadStats()
+  }, [projects.data, reloadStats])
   const byId = new Map((stats.data?.data ?? []).map((s) => [s.projectId, s]))
   const notify = useNotify()
   const [creating, setCreating] = useState(false)
