@@ -48,6 +48,8 @@ async function signIn(url: string): Promise<void> {
 }
 
 const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true })
+const nav = (name: string) =>
+  page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true })
 const n3 = (i: number) => String(i).padStart(3, '0')
 
 async function created(res: Promise<{ status: number; body: any }>): Promise<any> {
@@ -166,6 +168,21 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     )
     // Emails today, then last 7 days: 2 each, without a reload.
     await row.getByRole('cell', { name: '2', exact: true }).nth(1).waitFor()
+  })
+
+  it('empties the suppressions search box when the navigation clears the search', async () => {
+    await nav('Suppressions').click()
+    await heading('Suppressions').waitFor()
+    const box = page.getByRole('searchbox', { name: 'Search addresses' })
+    await box.fill('nobody')
+    await page.getByRole('button', { name: 'Search', exact: true }).click()
+    await page.getByText('No suppressed address matches.').waitFor()
+    await nav('Suppressions').click()
+    await page.getByText('No suppressed addresses.').waitFor()
+    expect(await box.inputValue()).toBe('')
+    await page.goBack()
+    await page.getByText('No suppressed address matches.').waitFor()
+    expect(await box.inputValue()).toBe('nobody')
   })
 
   it('shows no script error, CSP violation or dialog', () => {

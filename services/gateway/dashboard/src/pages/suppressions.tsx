@@ -132,15 +132,31 @@ function Results({ q, version, onChanged }: { q: string; version: number; onChan
   )
 }
 
-export function SuppressionsPage() {
-  const q = useLocation().query.get('q') ?? ''
+/** The search box; remounted (`key`) when the URL's search changes, so it always shows that one. */
+function SearchForm({ q }: { q: string }) {
   const [search, setSearch] = useState(q)
-  const [version, setVersion] = useState(0)
-  const bump = () => setVersion((v) => v + 1)
   const submit = (e: FormEvent) => {
     e.preventDefault()
     navigate(withQuery('suppressions', { q: search.trim() }), { replace: true })
   }
+  return (
+    <form className="form-row" aria-label="Search suppressed addresses" onSubmit={submit}>
+      <Field label="Search addresses">
+        {(id) => <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}
+      </Field>
+      <div className="actions">
+        <button type="submit" className="btn">
+          Search
+        </button>
+      </div>
+    </form>
+  )
+}
+
+export function SuppressionsPage() {
+  const q = useLocation().query.get('q') ?? ''
+  const [version, setVersion] = useState(0)
+  const bump = () => setVersion((v) => v + 1)
   return (
     <Page
       title="Suppressions"
@@ -150,18 +166,7 @@ export function SuppressionsPage() {
         <AddSuppression onAdded={bump} />
       </Section>
       <Section title="Suppressed addresses">
-        <form className="form-row" aria-label="Search suppressed addresses" onSubmit={submit}>
-          <Field label="Search addresses">
-            {(id) => (
-              <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />
-            )}
-          </Field>
-          <div className="actions">
-            <button type="submit" className="btn">
-              Search
-            </button>
-          </div>
-        </form>
+        <SearchForm key={q} q={q} />
         <Results key={`${q}:${version}`} q={q} version={version} onChanged={bump} />
       </Section>
     </Page>
