@@ -185,6 +185,37 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     expect(await box.inputValue()).toBe('nobody')
   })
 
+  it('keeps the page and what was typed when the session ends, behind a sign-in', async () => {
+    await created(
+      client.post(`${mirror}/templates`, client.admin, { name: 'draft', subject: 'Hi', html: '<p>1</p>' }),
+    )
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/templates/draft`)
+    await heading('Template draft').waitFor()
+    const form = page.getByRole('form', { name: 'Edit template' })
+    const html = form.getByLabel('HTML')
+    await html.fill('<p>Unsaved work</p>')
+    await browser.context.clearCookies() // the session ends (expiry, a sign-out elsewhere)
+    await form.getByRole('button', { name: 'Save new version' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Sign in again' })
+    await dialog.waitFor()
+    // Escape puts it aside (to copy something out); the next refused request brings it back.
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'detached' })
+    await form.getByRole('alert').filter({ hasText: 'invalid_session' }).waitFor()
+    await form.getByRole('button', { name: 'Save new version' }).click()
+    await dialog.getByLabel('Admin key').fill(ADMIN_KEY)
+    await dialog.getByRole('button', { name: 'Sign in' }).click()
+    await dialog.waitFor({ state: 'detached' })
+    // Nothing was sent again by itself: still version 1, and the edit is still there to save.
+    expect((await client.get(`${mirror}/templates/draft`, client.admin)).body.version).toBe(1)
+    expect(await html.inputValue()).toBe('<p>Unsaved work</p>')
+    await form.getByRole('button', { name: 'Save new version' }).click()
+    await page.getByText('Saved as version 2').waitFor()
+    expect((await client.get(`${mirror}/templates/draft`, client.admin)).body.html).toBe(
+      '<p>Unsaved work</p>',
+    )
+  })
+
   it('shows no script error, CSP violation or dialog', () => {
     expect(problems).toEqual([])
   })

@@ -5,20 +5,21 @@ import { Layout } from './layout.js'
 import { ApiError, api, setCsrfToken, setSignedOutHandler } from './lib/api.js'
 import { ProjectsProvider } from './lib/projects.js'
 import type { SessionInfo } from './lib/types.js'
-import { SignIn } from './pages/sign-in.js'
+import { SignIn, SignInAgain } from './pages/sign-in.js'
 import { Routes } from './routes.js'
 
 type SessionState =
   | { kind: 'checking' }
-  | { kind: 'signed-out'; expired: boolean }
-  | { kind: 'signed-in'; session: SessionInfo }
+  | { kind: 'signed-out' }
+  // `expired`: the session ended under the open page, which stays mounted behind a sign-in.
+  | { kind: 'signed-in'; session: SessionInfo; expired?: boolean }
 
 /** Finds out whether this browser has a session, then shows the sign-in page or the dashboard. */
 export function App() {
   const [state, setState] = useState<SessionState>({ kind: 'checking' })
 
   useEffect(() => {
-    setSignedOutHandler(() => setState({ kind: 'signed-out', expired: true }))
+    setSignedOutHandler(() => setState((s) => (s.kind === 'signed-in' ? { ...s, expired: true } : s)))
     api.get<SessionInfo>('session').then(
       (session) => {
         setCsrfToken(session.csrfToken)
@@ -27,7 +28,7 @@ export function App() {
       (e) => {
         // Not signed in is the normal case here; anything else still leads to the form.
         if (!(e instanceof ApiError) || e.code !== 'invalid_session') console.warn('session check failed', e)
-        setState({ kind: 'signed-out', expired: false })
+        setState({ kind: 'signed-out' })
       },
     )
   }, [])
@@ -36,7 +37,6 @@ export function App() {
   if (state.kind === 'signed-out') {
     return (
       <SignIn
-        expired={state.expired}
         onSignedIn={(session) => {
           setCsrfToken(session.csrfToken)
           setState({ kind: 'signed-in', session })
@@ -49,8 +49,12 @@ export function App() {
       await api.del('session')
     } finally {
       setCsrfToken('')
-      setState({ kind: 'signed-out', expired: false })
+      setState({ kind: 'signed-out' })
     }
+  }
+  const signedIn = (session: SessionInfo) => {
+    setCsrfToken(session.csrfToken)
+    setState({ kind: 'signed-in', session })
   }
   return (
     <NoticeProvider>
@@ -58,6 +62,12 @@ export function App() {
         <Layout onSignOut={signOut}>
           <Routes />
         </Layout>
+        {state.expired && (
+          <SignInAgain
+            onSignedIn={signedIn}
+            onDismiss={() => setState((s) => (s.kind === 'signed-in' ? { ...s, expired: false } : s))}
+          />
+        )}
       </ProjectsProvider>
     </NoticeProvider>
   )
