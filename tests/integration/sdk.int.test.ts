@@ -285,6 +285,7 @@ describe('webhooks with the SDK', () => {
     const wh = await p.live.webhooks.create({ url: receiver.url('/sdk'), events: ['email.delivered'] })
     expect(wh.secret).toMatch(/^whsec_/)
     expect((await p.live.webhooks.list()).data.map((w) => w.id)).toEqual([wh.id])
+    expect(await p.live.webhooks.get(wh.id)).toEqual((await p.live.webhooks.list()).data[0])
 
     const { deliveryId } = await p.live.webhooks.test(wh.id)
     const got = await waitFor(() => receiver.requests.find((r) => r.path === '/sdk'), {

@@ -73,6 +73,25 @@ describe('webhook CRUD', () => {
     expect(same.body).toMatchObject({ url: receiver.url('/v2'), enabled: true })
   })
 
+  it('retrieves one webhook by id, without its secret', async () => {
+    const r = await client.post('/v1/webhooks', a.live, { url: receiver.url('/one'), events: ['email.sent'] })
+    const g = await client.get(`/v1/webhooks/${r.body.id}`, a.live)
+    expect(g.status).toBe(200)
+    const { secret: _, ...record } = r.body
+    expect(g.body).toEqual(record)
+    const off = await client.patch(`/v1/webhooks/${r.body.id}`, a.live, { enabled: false })
+    expect((await client.get(`/v1/webhooks/${r.body.id}`, a.live)).body).toEqual(off.body)
+    const mirror = await client.get(`/v1/admin/projects/wh-a/webhooks/${r.body.id}`, client.admin)
+    expect(mirror.body).toEqual(off.body)
+    for (const res of [
+      await client.get(`/v1/webhooks/${r.body.id}`, b.live),
+      await client.get('/v1/webhooks/wh_01ARZ3NDEKTSV4RRFFQ69G5FAV', a.live),
+    ]) {
+      expect(res.status).toBe(404)
+      expect(res.body.error).toMatchObject({ type: 'not_found', code: 'webhook_not_found' })
+    }
+  })
+
   it('rotates the secret', async () => {
     const r = await client.post('/v1/webhooks', a.live, { url: receiver.url() })
     const rot = await client.post(`/v1/webhooks/${r.body.id}/rotate-secret`, a.live)

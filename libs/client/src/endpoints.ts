@@ -23,6 +23,7 @@ export const ENDPOINTS = {
   // webhooks
   'webhooks.create': ['POST', '/v1/webhooks'],
   'webhooks.list': ['GET', '/v1/webhooks'],
+  'webhooks.get': ['GET', '/v1/webhooks/:id'],
   'webhooks.update': ['PATCH', '/v1/webhooks/:id'],
   'webhooks.delete': ['DELETE', '/v1/webhooks/:id'],
   'webhooks.rotateSecret': ['POST', '/v1/webhooks/:id/rotate-secret'],

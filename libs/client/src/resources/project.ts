@@ -29,6 +29,11 @@ export class Webhooks {
     return this.s.call('webhooks.list', undefined, opts)
   }
 
+  /** One webhook, without its secret. */
+  get(webhookId: string, opts?: RequestOptions): Promise<Webhook> {
+    return this.s.call('webhooks.get', id(webhookId), opts)
+  }
+
   update(webhookId: string, input: UpdateWebhookInput, opts?: RequestOptions): Promise<Webhook> {
     return this.s.call('webhooks.update', id(webhookId), { ...opts, body: input })
   }

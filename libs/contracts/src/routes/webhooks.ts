@@ -34,6 +34,15 @@ export const webhookRoutes = [
     response: WebhookRecord,
   }),
   route({
+    method: 'GET',
+    path: '/v1/webhooks/:id',
+    subject: 'api.webhook.webhooks.get',
+    auth: 'project',
+    mirror: true,
+    summary: 'Retrieve a webhook (without its secret)',
+    response: WebhookRecord,
+  }),
+  route({
     method: 'PATCH',
     path: '/v1/webhooks/:id',
     subject: 'api.webhook.webhooks.update',

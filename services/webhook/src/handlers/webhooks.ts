@@ -40,6 +40,11 @@ export function serveWebhooks(deps: WebhookDeps): void {
       return { data: rows.map(toWebhookRecord) }
     },
 
+    'api.webhook.webhooks.get': async ({ caller, params }) => {
+      const project = requireProject(caller)
+      return toWebhookRecord(await findWebhook(db, project.id, params.id))
+    },
+
     'api.webhook.webhooks.update': async ({ caller, params, body }) => {
       const project = requireProject(caller)
       const input = parseBody(UpdateWebhookBody, body)
