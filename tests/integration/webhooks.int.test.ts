@@ -179,6 +179,32 @@ describe('webhook CRUD', () => {
   })
 })
 
+describe('webhooks per project', () => {
+  it('takes at most 100 webhooks per project, also when creates race, and a deletion frees a place', async () => {
+    const c = await createProject(client, 'wh-cap')
+    for (let i = 0; i < 97; i++)
+      expect((await client.post('/v1/webhooks', c.live, { url: receiver.url(`/cap${i}`) })).status).toBe(201)
+    const racing = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        i % 2
+          ? client.post('/v1/webhooks', c.live, { url: receiver.url('/cap-race') })
+          : client.post('/v1/admin/projects/wh-cap/webhooks', client.admin, {
+              url: receiver.url('/cap-race'),
+            }),
+      ),
+    )
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 201, 201, 409, 409, 409])
+    for (const r of racing.filter((x) => x.status === 409))
+      expect(r.body.error).toMatchObject({ type: 'conflict', code: 'webhook_limit_reached' })
+    const list = await client.get('/v1/webhooks', c.live)
+    expect(list.body.data).toHaveLength(100)
+    expect((await client.del(`/v1/webhooks/${list.body.data[0].id}`, c.live)).status).toBe(200)
+    expect((await client.post('/v1/webhooks', c.live, { url: receiver.url('/cap-again') })).status).toBe(201)
+    // Other projects have their own 100.
+    expect((await client.post('/v1/webhooks', b.live, { url: receiver.url('/cap-other') })).status).toBe(201)
+  })
+})
+
 describe('isolation between projects', () => {
   it("answers 404 webhook_not_found for another project's webhook on every route", async () => {
     const r = await client.post('/v1/webhooks', a.live, { url: receiver.url() })

@@ -66,6 +66,7 @@ export const ERROR_CODES = {
   idempotency_payload_mismatch: 409,
   not_cancelable: 409,
   webhook_disabled: 409,
+  webhook_limit_reached: 409,
   slug_taken: 409,
   template_exists: 409,
   template_conflict: 409,

@@ -7,6 +7,13 @@ import { SLUG_RE } from './projects.js'
 export const WEBHOOK_SECRET_RE = /^whsec_[A-Za-z0-9]{32}$/
 export const WEBHOOK_WILDCARD = '*'
 
+/**
+ * Webhooks a project can have. The list is never paginated (interface.md part 1: a short list),
+ * and every event of the project is fanned out to each of them, so a client that creates one on
+ * every start must hit a wall rather than multiply its deliveries (Stripe allows 16, Postmark 10).
+ */
+export const MAX_WEBHOOKS_PER_PROJECT = 100
+
 /** Default waits (seconds) after attempt n before attempt n+1; then the delivery is `failed`. */
 export const WEBHOOK_RETRY_SCHEDULE_SECONDS = [30, 120, 600, 1800, 3600, 10_800, 21_600, 43_200] as const
 

@@ -1,5 +1,13 @@
 import { serveRoutes } from '@mailer/bus'
-import { CreateWebhookBody, newId, parseBody, requireProject, UpdateWebhookBody } from '@mailer/contracts'
+import {
+  CreateWebhookBody,
+  fail,
+  MAX_WEBHOOKS_PER_PROJECT,
+  newId,
+  parseBody,
+  requireProject,
+  UpdateWebhookBody,
+} from '@mailer/contracts'
 import { toWebhookRecord } from '../domain/records.js'
 import { generateSecret } from '../domain/signature.js'
 import { assertPublicUrl } from '../infra/url-guard.js'
@@ -17,15 +25,27 @@ export function serveWebhooks(deps: WebhookDeps): void {
       const input = parseBody(CreateWebhookBody, body)
       await assertPublicUrl(input.url, deps.allowPrivate)
       const secret = generateSecret()
-      const w = await db.webhook.create({
-        data: {
-          id: newId('webhook'),
-          projectId: project.id,
-          url: input.url,
-          events: input.events,
-          enabled: input.enabled,
-          secret,
-        },
+      const w = await db.$transaction(async (tx) => {
+        // Creates of one project one at a time, so two racing for the last place cannot both count 99.
+        await tx.$executeRawUnsafe(
+          'SELECT pg_advisory_xact_lock(hashtext($1)::bigint)',
+          `webhooks-create:${project.id}`,
+        )
+        if ((await tx.webhook.count({ where: { projectId: project.id } })) >= MAX_WEBHOOKS_PER_PROJECT)
+          throw fail(
+            'webhook_limit_reached',
+            `A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one first`,
+          )
+        return tx.webhook.create({
+          data: {
+            id: newId('webhook'),
+            projectId: project.id,
+            url: input.url,
+            events: input.events,
+            enabled: input.enabled,
+            secret,
+          },
+        })
       })
       await invalidate(project.id)
       return { ...toWebhookRecord(w), secret }
