@@ -252,8 +252,10 @@ describe('delivery', () => {
     expect(off.status).toBe(200)
     expect(off.body.enabled).toBe(false)
     const [d] = await deliveries(p.live, wh.id)
+    // The 500 answered "broken": it is not the answer of this outcome, which had no HTTP answer.
     expect(d).toMatchObject({
       status: 'failed',
+      responseCode: null,
       responseBody: 'webhook disabled',
       nextAttemptAt: null,
       attempt: 1,

@@ -288,11 +288,16 @@ export class DeliveryStore {
     return deleteWithPayloads(tx, projectId, 'webhook_id = $1', 'x.webhook_id <> $1', [webhookId])
   }
 
-  /** PATCH enabled:false — every pending delivery (retries included) of the webhook fails now. */
+  /**
+   * PATCH enabled:false — every pending delivery (retries included) of the webhook fails now. No
+   * HTTP answer goes with `reason`, so the previous attempt's status code goes too (as when the
+   * worker finds the webhook disabled): a 500 beside "webhook disabled" read as the receiver's.
+   */
   failPending(tx: Pick<Db, '$executeRawUnsafe'>, webhookId: string, reason: string): Promise<number> {
     return tx.$executeRawUnsafe(
       `UPDATE webhook_deliveries
-       SET status = 'failed', response_body = $2, next_attempt_at = NULL, locked_until = NULL, completed_at = now()
+       SET status = 'failed', response_code = NULL, response_body = $2, next_attempt_at = NULL, locked_until = NULL,
+           completed_at = now()
        WHERE webhook_id = $1 AND status = 'pending'`,
       webhookId,
       reason,
