@@ -60,6 +60,13 @@ describe('webhook CRUD', () => {
     })
     expect(r.status).toBe(201)
     expect(r.body).toMatchObject({ events: ['email.delivered', 'email.bounced'], enabled: false })
+    // Duplicates are dropped, however many: a list longer than the number of types is not refused for that.
+    const many = await client.post('/v1/webhooks', a.live, {
+      url: 'https://example.com/hooks',
+      events: [...Array(20).fill('email.sent'), 'email.opened'],
+    })
+    expect(many.status).toBe(201)
+    expect(many.body.events).toEqual(['email.sent', 'email.opened'])
     const u = await client.patch(`/v1/webhooks/${r.body.id}`, a.live, {
       url: receiver.url('/v2'),
       events: ['*'],

@@ -34,6 +34,8 @@ const webhookUrl = z
   .regex(/^https?:\/\//i, 'url must start with http:// or https://')
   .refine((u) => URL.canParse(u) && !/\s/.test(u), 'url is not a valid URL')
 
+const WEBHOOK_EVENTS_MAX_ENTRIES = 100
+
 const webhookEvents = z
   .array(
     z.enum([...EVENT_TYPES, WEBHOOK_WILDCARD] as [string, ...string[]], {
@@ -41,7 +43,9 @@ const webhookEvents = z
     }),
   )
   .min(1, "events needs at least one event type, or ['*']")
-  .max(EVENT_TYPES.length + 1)
+  // Duplicates are dropped, so the cap is on the work, not on the number of types: capping at the
+  // number of types refused a list that only repeated some.
+  .max(WEBHOOK_EVENTS_MAX_ENTRIES, `events can have at most ${WEBHOOK_EVENTS_MAX_ENTRIES} entries`)
   .transform((list) => [...new Set(list)])
 
 export const CreateWebhookBody = z.strictObject({
