@@ -2,7 +2,7 @@ import { SendAllowanceRequest, SUBJECTS } from '@mailer/contracts'
 import type { EmailContext } from '../app.js'
 import { allowance, broadcastRateLimit } from '../domain/broadcast-share.js'
 import { counterWindows } from '../domain/limits.js'
-import { readCounters } from '../infra/accept-store.js'
+import { readCounters } from '../infra/send-counters.js'
 
 /** `email.allowance`: the broadcast sender sizes each chunk by what the counters admit now. */
 export function serveAllowance(ctx: EmailContext): void {

@@ -1,23 +1,18 @@
 import { type OutboxRow, outboxRowsOf } from '@mailer/bus'
 import { DISPATCH_GROUP_MAX, SUBJECTS } from '@mailer/contracts'
-import { type Db, inTransaction, jsonColumn, type PgClient, type PgPool, statement } from '@mailer/db'
-import { type Admission, admit, type CounterState, type CounterWindows } from '../domain/limits.js'
+import { inTransaction, jsonColumn, type PgPool, statement } from '@mailer/db'
+import type { Admission } from '../domain/limits.js'
 import { acceptRows, type NewEmail, type RowContext } from './accept-rows.js'
 import { DELETE_REFUSED_SQL, INSERT_ACCEPTED_SQL, INSERT_AND_COUNT_SQL } from './accept-sql.js'
+import { countSends, type Limits } from './send-counters.js'
 
 const INSERT_ACCEPTED = statement('accept-insert', INSERT_ACCEPTED_SQL)
 const INSERT_AND_COUNT = statement('accept-insert-count', INSERT_AND_COUNT_SQL)
 
 export type { NewEmail } from './accept-rows.js'
+export type { Limits } from './send-counters.js'
 
-type Tx = PgClient
 type LimitCode = ReturnType<Admission['errorFor']>
-
-export interface Limits {
-  windows: CounterWindows
-  rateLimit: number
-  dailyLimit: number
-}
 
 export interface StoreRequest extends RowContext {
   /** Null for sends that are never counted (test keys). */
@@ -258,59 +253,4 @@ async function storeStepByStep(pool: PgPool, reqs: StoreRequest[], built: Built[
     }
     return results
   })
-}
-
-/**
- * Adds `n` to the current rate window and the UTC day in one statement (touching the previous
- * window too, to read it under the same lock order), then gives back what was not admitted.
- * Rows are locked in one order (previous, current, day), so concurrent requests never deadlock.
- */
-const COUNT_SENDS = statement(
-  'accept-count',
-  `INSERT INTO send_counters (project_id, "window", count, expires_at)
-   VALUES ($1, $2, 0, $3::timestamptz), ($1, $4, $8::int, $5::timestamptz), ($1, $6, $8::int, $7::timestamptz)
-   ON CONFLICT (project_id, "window") DO UPDATE SET count = send_counters.count + EXCLUDED.count
-   RETURNING "window", count`,
-)
-
-async function countSends(tx: Tx, projectId: string, limits: Limits, n: number): Promise<Admission> {
-  const w = limits.windows
-  const { rows } = await tx.query<{ window: string; count: number }>(
-    COUNT_SENDS([
-      projectId,
-      w.previous.key,
-      w.previous.expiresAt,
-      w.current.key,
-      w.current.expiresAt,
-      w.day.key,
-      w.day.expiresAt,
-      n,
-    ]),
-  )
-  const after = new Map(rows.map((r) => [r.window, Number(r.count)]))
-  const state: CounterState = {
-    previous: after.get(w.previous.key) ?? 0,
-    current: (after.get(w.current.key) ?? n) - n,
-    day: (after.get(w.day.key) ?? n) - n,
-  }
-  const admission = admit(n, state, w.elapsed, limits.rateLimit, limits.dailyLimit)
-  if (admission.admitted < n) await uncount(tx, projectId, w, n - admission.admitted)
-  return admission
-}
-
-async function uncount(tx: Tx, projectId: string, w: CounterWindows, n: number): Promise<void> {
-  await tx.query(
-    `UPDATE send_counters SET count = count - $4::int WHERE project_id = $1 AND "window" IN ($2, $3)`,
-    [projectId, w.current.key, w.day.key, n],
-  )
-}
-
-/** The counters as they stand, without counting (batch dry runs). */
-export async function readCounters(db: Db, projectId: string, w: CounterWindows): Promise<CounterState> {
-  const rows = await db.sendCounter.findMany({
-    where: { projectId, window: { in: [w.previous.key, w.current.key, w.day.key] } },
-    select: { window: true, count: true },
-  })
-  const get = (k: string) => rows.find((r) => r.window === k)?.count ?? 0
-  return { previous: get(w.previous.key), current: get(w.current.key), day: get(w.day.key) }
 }
