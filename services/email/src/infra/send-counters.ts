@@ -12,13 +12,19 @@ export interface Limits {
 
 /**
  * Adds `n` to the current rate window and the UTC day in one statement (touching the previous
- * window too, to read it under the same lock order), then gives back what was not admitted.
- * Rows are locked in one order (previous, current, day), so concurrent requests never deadlock.
+ * window too, to read it under the same lock), then gives back what was not admitted.
+ * Rows are locked in "window" order (`day:…` before `rate:…`), the order the one-statement path
+ * (INSERT_AND_COUNT_SQL) takes them in: locking previous, current, day here let a request counted
+ * step by step and one counted in one statement each hold a row the other waited for, and
+ * PostgreSQL broke the deadlock by failing one of them (a 500 to a sender at its limit).
  */
 const COUNT_SENDS = statement(
   'accept-count',
   `INSERT INTO send_counters (project_id, "window", count, expires_at)
-   VALUES ($1, $2, 0, $3::timestamptz), ($1, $4, $8::int, $5::timestamptz), ($1, $6, $8::int, $7::timestamptz)
+   SELECT $1, v.w, v.n, v.expires_at
+   FROM (VALUES ($2::text, 0, $3::timestamptz), ($4::text, $8::int, $5::timestamptz), ($6::text, $8::int, $7::timestamptz))
+     AS v(w, n, expires_at)
+   ORDER BY v.w
    ON CONFLICT (project_id, "window") DO UPDATE SET count = send_counters.count + EXCLUDED.count
    RETURNING "window", count`,
 )
