@@ -162,6 +162,15 @@ describe('daily limit (interface.md part 8)', () => {
     expect((await send(p)).body.error.code).toBe('daily_limit_exceeded')
   })
 
+  it('a canceled email keeps its place in the day: canceling gives no room back', async () => {
+    const p = await projectWithDomain(client, 'cancelday', 'cancelday.test', { dailyLimit: 1 })
+    const first = await send(p, { scheduledAt: inSeconds(3600) })
+    expect(first.status).toBe(202)
+    const canceled = await client.call('DELETE', `/v1/emails/${first.body.id}`, { key: p.live })
+    expect(canceled.body).toEqual({ id: first.body.id, status: 'canceled' })
+    expect((await send(p)).body.error.code).toBe('daily_limit_exceeded')
+  })
+
   it('dailyLimit 0 means no daily limit', async () => {
     const p = await projectWithDomain(client, 'nolimit', 'nolimit.test', { dailyLimit: 0 })
     const r = await client.post(
