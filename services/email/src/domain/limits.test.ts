@@ -31,6 +31,15 @@ describe('admit', () => {
     expect(a.errorFor(2)).toBe('rate_limited')
   })
 
+  it('is approximate for bursts, within the bounds docs/api.md states', () => {
+    // 5 sent at the very end of the previous window: 90 % into this one, 4 more fit (9 in ~54 s).
+    expect(admit(10, { previous: 5, current: 0, day: 5 }, 0.9, 5, 0).admitted).toBe(4)
+    // 5 sent 5 % into the previous window: 60 s later (10 % into this one) still no room.
+    expect(admit(1, { previous: 5, current: 0, day: 5 }, 0.1, 5, 0).admitted).toBe(0)
+    // The window after that admits again.
+    expect(admit(1, { previous: 0, current: 0, day: 5 }, 0.1, 5, 0).admitted).toBe(1)
+  })
+
   it('checks the rate limit before the daily limit', () => {
     const a = admit(10, { previous: 0, current: 0, day: 97 }, 0, 5, 100)
     expect(a.admitted).toBe(3)
