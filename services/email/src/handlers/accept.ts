@@ -221,7 +221,8 @@ export function makeAcceptor(ctx: EmailContext): Accept {
       code === 'rate_limited'
         ? new MailerError(
             'rate_limited',
-            `Too many emails: at most ${env.RATE_LIMIT} per ${env.RATE_PERIOD} seconds`,
+            // The limit this send was held to (a broadcast's is its share of the rate).
+            `Too many emails: at most ${limits?.rateLimit ?? env.RATE_LIMIT} per ${env.RATE_PERIOD} seconds`,
           )
         : new MailerError(
             'daily_limit_exceeded',
