@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { parseMailbox } from './emails.js'
+import { mailboxString } from './emails.js'
 import { pageQuery } from './pagination.js'
 
 /** Broadcast statuses (contract.md part 5). */
@@ -9,10 +9,7 @@ export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number]
 /** Nothing more will be sent for these. */
 export const FINAL_BROADCAST_STATUSES = ['sent', 'canceled'] as const satisfies readonly BroadcastStatus[]
 
-const mailbox = z
-  .string()
-  .max(400)
-  .refine((s) => parseMailbox(s) !== null, 'must be "Name <a@b.c>" or a@b.c')
+const mailbox = mailboxString()
 const subject = z
   .string()
   .min(1)

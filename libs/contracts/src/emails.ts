@@ -43,13 +43,20 @@ const address = z
   .string()
   .max(320)
   .refine((s) => ADDRESS_RE.test(s.trim()), 'must be an email address like a@b.c')
-const mailbox = z
-  .string()
-  .max(400)
-  .refine((s) => parseMailbox(s) !== null, 'must be "Name <a@b.c>" or a@b.c')
-  // The display name is encoded in the header, but shown by mail clients, the dashboard and the
-  // CLI: no reason for an escape sequence there, as in a subject.
-  .refine((s) => !CONTROL_CHARS_RE.test(s), 'cannot contain control characters')
+/**
+ * A sender or reply-to mailbox, wherever one is taken: a send's `from`/`replyTo`, a broadcast's
+ * `from`, a project's `defaultFrom` (the last two become a send's `from` without passing its
+ * checks, so one rule for all of them).
+ */
+export const mailboxString = (invalid = 'must be "Name <a@b.c>" or a@b.c') =>
+  z
+    .string()
+    .max(400)
+    .refine((s) => parseMailbox(s) !== null, invalid)
+    // The display name is encoded in the header, but shown by mail clients, the dashboard and the
+    // CLI: no reason for an escape sequence there, as in a subject.
+    .refine((s) => !CONTROL_CHARS_RE.test(s), 'cannot contain control characters')
+const mailbox = mailboxString()
 /**
  * One address or a list of them. The OpenAPI generator shows a preprocess as its output (a list
  * only), which would tell clients that `to: "a@b.c"` is refused: the metadata describes what is

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { parseMailbox } from './emails.js'
+import { mailboxString } from './emails.js'
 import { isoWithOffset } from './pagination.js'
 
 export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,62}$/
@@ -12,10 +12,7 @@ const dailyLimit = z.number().int().min(0).max(2_147_483_647)
  * here and then failed every such send with an `invalid_body` on a `from` the caller never sent.
  * Its domain is checked at send time (a project gets its domains after it is created).
  */
-const defaultFrom = z
-  .string()
-  .max(400)
-  .refine((s) => parseMailbox(s) !== null, 'defaultFrom must be "Name <a@b.c>" or a@b.c')
+const defaultFrom = mailboxString('defaultFrom must be "Name <a@b.c>" or a@b.c')
 
 export const CreateProjectBody = z.strictObject({
   slug: z.string().regex(SLUG_RE, 'slug must match ^[a-z0-9][a-z0-9-]{0,62}$'),
