@@ -68,3 +68,16 @@ export function useAction<A extends unknown[], R>(fn: (...args: A) => Promise<R>
   }
   return { run, busy, error, clearError: () => setError(undefined) }
 }
+
+/**
+ * Calls `reload` when `value` changes after the first render (a version saved, an action done,
+ * the project list read again), so what a component shows follows something it does not load.
+ */
+export function useReloadOnChange(value: unknown, reload: () => void): void {
+  const shownFor = useRef(value)
+  useEffect(() => {
+    if (value === shownFor.current) return
+    shownFor.current = value
+    reload()
+  }, [value, reload])
+}

@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useRef, useState } from 'react'
+import { type FormEvent, useState } from 'react'
 import { useNotify } from '../components/notices.js'
 import { AsyncView, FormError } from '../components/states.js'
 import { Badge, Field, Page, Section, Table } from '../components/ui.js'
@@ -7,7 +7,7 @@ import { formatCount, relative } from '../lib/format.js'
 import { useProjects } from '../lib/projects.js'
 import { Link, navigate } from '../lib/router.js'
 import type { DataList, Project, ProjectStats } from '../lib/types.js'
-import { useAction, useResource } from '../lib/use-resource.js'
+import { useAction, useReloadOnChange, useResource } from '../lib/use-resource.js'
 
 function CreateProject({ onCreated }: { onCreated: (p: Project) => void }) {
   const [slug, setSlug] = useState('')
@@ -98,13 +98,7 @@ export function ProjectsPage() {
   // 10 s (today's counts move while emails go out) and whenever the project list is read again (a
   // project created, changed or disabled), like the rest of the page.
   const stats = useResource(() => api.get<DataList<ProjectStats>>('v1/admin/stats'), [], 10_000)
-  const listShown = useRef(projects.data)
-  const reloadStats = stats.reload
-  useEffect(() => {
-    if (projects.data === listShown.current) return
-    listShown.current = projects.data
-    reloadStats()
-  }, [projects.data, reloadStats])
+  useReloadOnChange(projects.data, stats.reload)
   const byId = new Map((stats.data?.data ?? []).map((s) => [s.projectId, s]))
   const notify = useNotify()
   const [creating, setCreating] = useState(false)

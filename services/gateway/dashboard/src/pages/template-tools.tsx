@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useRef, useState } from 'react'
+import { type FormEvent, useState } from 'react'
 import { ConfirmButton } from '../components/confirm.js'
 import { useNotify } from '../components/notices.js'
 import { EmailPreview } from '../components/preview.js'
@@ -9,7 +9,7 @@ import { json, relative } from '../lib/format.js'
 import { Link, withQuery } from '../lib/router.js'
 import type { Page, RenderedTemplate, SendResult, Template, TemplateVersion } from '../lib/types.js'
 import { usePagedList } from '../lib/use-pages.js'
-import { useAction } from '../lib/use-resource.js'
+import { useAction, useReloadOnChange } from '../lib/use-resource.js'
 
 /** The declared examples as a starting point for preview and test data. */
 const exampleData = (t: Template) =>
@@ -146,13 +146,7 @@ export function Versions({
     [base],
   )
   // A save or restore adds a version: read the pages shown again, keeping them.
-  const shownFor = useRef(version)
-  const reload = list.reload
-  useEffect(() => {
-    if (version === shownFor.current) return
-    shownFor.current = version
-    reload()
-  }, [version, reload])
+  useReloadOnChange(version, list.reload)
   const notify = useNotify()
   return (
     <Section title="Version history">

@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useRef, useState } from 'react'
+import { type FormEvent, useState } from 'react'
 import { ConfirmButton } from '../components/confirm.js'
 import { useNotify } from '../components/notices.js'
 import { AsyncView, FormError } from '../components/states.js'
@@ -8,7 +8,7 @@ import { formatDate, relative } from '../lib/format.js'
 import { navigate } from '../lib/router.js'
 import type { DataList, Page as ListPage, Webhook, WebhookDelivery, WebhookWithSecret } from '../lib/types.js'
 import { usePagedList } from '../lib/use-pages.js'
-import { useAction, useResource } from '../lib/use-resource.js'
+import { useAction, useReloadOnChange, useResource } from '../lib/use-resource.js'
 import { EventPicker } from './webhooks.js'
 
 function Edit({ slug, hook, onSaved }: { slug: string; hook: Webhook; onSaved: () => void }) {
@@ -49,13 +49,7 @@ function Deliveries({ slug, hook, version }: { slug: string; hook: Webhook; vers
     [base],
     3000,
   )
-  const shownFor = useRef(version)
-  const reload = list.reload
-  useEffect(() => {
-    if (version === shownFor.current) return
-    shownFor.current = version
-    reload()
-  }, [version, reload])
+  useReloadOnChange(version, list.reload)
   const notify = useNotify()
   const retry = useAction(async (d: WebhookDelivery) => {
     await api.post(`${base}/${paths.enc(d.id)}/retry`)
