@@ -35,6 +35,9 @@ export type Handler<Req> = (request: Req, msg: Msg) => Promise<unknown>
 
 /** Default wait for a request-reply answer before it becomes 503 `service_unavailable`. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000
+/** The headers block of a publish carrying only `Nats-Msg-Id`, as the client encodes it. */
+const msgIdHeaderBytes = (msgId: string): number =>
+  Buffer.byteLength(`NATS/1.0\r\nNats-Msg-Id: ${msgId}\r\n\r\n`)
 
 /**
  * The service's NATS connection: prefixed names, typed request-reply where errors travel as
@@ -219,8 +222,10 @@ export class Bus {
     msgId: string,
     timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
   ): Promise<PubAck> {
-    if (data.length > this.maxPayload)
-      throw new UnpublishableMessage(subject, msgId, data.length, this.maxPayload)
+    // The server's limit holds the headers too: over it with them, the client refuses the publish
+    // with its own error, which the sweeper would retry for ever.
+    const bytes = data.length + msgIdHeaderBytes(msgId)
+    if (bytes > this.maxPayload) throw new UnpublishableMessage(subject, msgId, bytes, this.maxPayload)
     const h = headers()
     h.set('Nats-Msg-Id', msgId)
     const reply = await this.inbox.request(subject, data, { timeoutMs, headers: h })

@@ -7,6 +7,7 @@ import { z } from 'zod'
 import { Bus } from '../src/bus.js'
 import { Outbox } from '../src/outbox.js'
 import { ensureStream } from '../src/streams.js'
+import { UnpublishableMessage } from '../src/unpublishable.js'
 
 const te = useTestEnv()
 let server: Bus
@@ -172,6 +173,21 @@ describe('outbox sweeper', () => {
       await outbox.stop()
       await db.$disconnect()
     }
+  })
+})
+
+describe('publishDurable near max_payload', () => {
+  it('counts the Nats-Msg-Id header in the limit: a body that fits only without it is unpublishable', async () => {
+    await ensureStream(client, { name: 'NEARMAX', subjects: ['nearmax.>'] })
+    // 10 bytes under the limit as JSON, over it with the header NATS counts too.
+    const body = new TextEncoder().encode(JSON.stringify({ pad: 'x'.repeat(client.maxPayload - 20) }))
+    expect(body.length).toBe(client.maxPayload - 10)
+    const err = await client
+      .publishDurable(client.subject('nearmax.e'), body, 'near-max')
+      .catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(UnpublishableMessage)
+    // A small one still goes out.
+    await client.publishDurable(client.subject('nearmax.e'), new TextEncoder().encode('{}'), 'small')
   })
 })
 
