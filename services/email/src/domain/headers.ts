@@ -36,7 +36,22 @@ const OWNED = new Set([
 const isOwned = (lower: string) => RESERVED.has(lower) || OWNED.has(lower) || lower.startsWith('resent-')
 const MAX_VALUE_BYTES = 2048
 const MAX_UNBROKEN = 990
-const UNBROKEN_RE = new RegExp(`[!-~]{${MAX_UNBROKEN + 1},}`)
+
+/**
+ * More than `max` printable ASCII characters in a row. One pass: the regex `[!-~]{991,}` was
+ * tried again from every position of a run, about 2.6 ms for a 2 KB value of two 990-character
+ * runs, on the accept path for every header of every email.
+ */
+function hasRunOver(s: string, max: number): boolean {
+  let run = 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c > 0x20 && c < 0x7f) {
+      if (++run > max) return true
+    } else run = 0
+  }
+  return false
+}
 
 /**
  * Custom headers (contract.md part 3): token names, values up to 2,048 bytes without CR/LF or other control characters (a tab is text), and
@@ -63,7 +78,7 @@ export function checkHeaders(raw: unknown): Record<string, string> {
     // A header is folded at its spaces; a longer unbroken ASCII run would stay one line over
     // RFC 5322's 998 octets, which receivers may refuse or rewrap (breaking the DKIM signature).
     // Non-ASCII text is written as encoded words, which are folded anyway.
-    if (name.length > MAX_UNBROKEN || UNBROKEN_RE.test(value))
+    if (name.length > MAX_UNBROKEN || hasRunOver(value, MAX_UNBROKEN))
       throw fail(
         'invalid_header',
         `${name} holds more than ${MAX_UNBROKEN} characters without a space`,
