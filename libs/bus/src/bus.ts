@@ -1,3 +1,4 @@
+import { parseNatsUrl } from '@mailer/config'
 import { MailerError } from '@mailer/contracts'
 import { isDatabaseUnavailable } from '@mailer/db'
 import type { Logger, Metrics } from '@mailer/observability'
@@ -15,7 +16,6 @@ import {
 } from 'nats'
 import type { z } from 'zod'
 import { decodeJson, decodeReply, encodeError, encodeJson } from './codec.js'
-import { parseNatsUrl } from './nats-url.js'
 import { ReplyError, ReplyInbox } from './reply-inbox.js'
 import { UnpublishableMessage } from './unpublishable.js'
 

@@ -1,8 +1,7 @@
-import type { BaseEnv } from '@mailer/config'
+import { type BaseEnv, parseNatsUrl } from '@mailer/config'
 import { createDb, type Db, pingDb } from '@mailer/db'
 import { createLogger, type Logger, Metrics, type OpsServer, startOpsServer } from '@mailer/observability'
 import { Bus } from './bus.js'
-import { parseNatsUrl } from './nats-url.js'
 
 /** What every service process holds: config, logs, metrics, NATS, PostgreSQL, ops endpoints. */
 export interface Runtime<E extends BaseEnv = BaseEnv> {

@@ -14,6 +14,20 @@ describe('parseEnv', () => {
       METRICS_PORT: 9464,
     })
   })
+  it('refuses a NATS_URL login that is not percent-encoded, without echoing it', () => {
+    const parse = (NATS_URL: string) => parseEnv(schema, { DATABASE_URL: 'postgres://x@h/db', NATS_URL })
+    expect(parse('nats://mailer:p%25ss@nats:4222').NATS_URL).toBe('nats://mailer:p%25ss@nats:4222')
+    expect(parse('nats://a:4222,nats://tok@b:4222').NATS_URL).toBe('nats://a:4222,nats://tok@b:4222')
+    try {
+      parse('nats://mailer:50%off@nats:4222')
+      expect.unreachable()
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError)
+      expect((e as ConfigError).variables).toEqual(['NATS_URL'])
+      expect((e as Error).message).not.toContain('50%off')
+    }
+  })
+
   it('names every bad variable', () => {
     try {
       parseEnv(schema.extend({ RATE_PERIOD: z.coerce.number().refine((n) => n === 10 || n === 60) }), {

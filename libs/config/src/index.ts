@@ -1,4 +1,7 @@
 import { z } from 'zod'
+import { parseNatsUrl } from './nats-url.js'
+
+export { type NatsLogin, parseNatsUrl } from './nats-url.js'
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -16,7 +19,24 @@ export const baseEnv = z.object({
     .string()
     .url()
     .refine((u) => /^postgres(ql)?:/.test(u), 'must be a postgres:// URL'),
-  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  NATS_URL: z
+    .string()
+    .min(1)
+    .default('nats://127.0.0.1:4222')
+    .refine(
+      // Read (and its login percent-decoded) when the services connect: a login that cannot be
+      // decoded (a raw `%` in a password) crashed them with a URIError stack trace instead of
+      // naming the setting. The message never echoes the value (it holds a password).
+      (v) => {
+        try {
+          parseNatsUrl(v)
+          return true
+        } catch {
+          return false
+        }
+      },
+      'the login in it (user:password@ or token@) must be percent-encoded: write % as %25',
+    ),
   /** Prefix for every subject, stream and consumer name (empty in production; tests isolate with it). */
   NATS_PREFIX: z
     .string()
