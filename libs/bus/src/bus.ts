@@ -1,6 +1,5 @@
 import { parseNatsUrl } from '@mailer/config'
 import { MailerError } from '@mailer/contracts'
-import { isDatabaseUnavailable } from '@mailer/db'
 import type { Logger, Metrics } from '@mailer/observability'
 import {
   connect,
@@ -15,7 +14,8 @@ import {
   type Subscription,
 } from 'nats'
 import type { z } from 'zod'
-import { decodeJson, decodeReply, encodeError, encodeJson } from './codec.js'
+import { answerError } from './answer-error.js'
+import { decodeJson, decodeReply, encodeJson } from './codec.js'
 import { ReplyError, ReplyInbox } from './reply-inbox.js'
 import { UnpublishableMessage } from './unpublishable.js'
 
@@ -264,7 +264,11 @@ export class Bus {
           this.opts.logger.error({ err, subject }, 'subscription error')
           return
         }
-        const p = this.handle(name, schema, handler, msg)
+        // `handle` answers every error itself; what is left (the answer could not be sent: the
+        // connection closed meanwhile) is logged here, not left to crash the process.
+        const p = this.handle(name, schema, handler, msg).catch((e: unknown) =>
+          this.opts.logger.warn({ err: e, subject }, 'could not answer a request'),
+        )
         this.inflight.add(p)
         void p.finally(() => this.inflight.delete(p))
       },
@@ -304,33 +308,14 @@ export class Bus {
       if (msg.reply) msg.respond(encodeJson(result))
       end({ outcome: 'ok' })
     } catch (err) {
-      if (err instanceof MailerError) {
-        if (msg.reply) msg.respond(encodeError(err))
-        end({ outcome: err.status >= 500 ? 'error' : 'rejected' })
-        return
-      }
-      // PostgreSQL down or restarting is an outage, not a bug: 503, which clients may retry.
-      if (isDatabaseUnavailable(err)) {
-        this.opts.logger.warn({ err: String(err), subject: name, requestId }, 'database unavailable')
-        if (msg.reply)
-          msg.respond(
-            encodeError(new MailerError('service_unavailable', 'The database is unavailable; retry shortly')),
-          )
-        end({ outcome: 'error' })
-        return
-      }
-      if (err instanceof NatsError && err.code === ErrorCode.MaxPayloadExceeded)
-        this.opts.logger.error(
-          { subject: name, requestId, maxPayload: this.maxPayload },
-          "the reply is larger than the NATS server's max_payload: raise it (docs/operations.md)",
-        )
-      else
-        this.opts.logger.error({ err, subject: name, requestId }, 'unexpected error while handling request')
-      if (msg.reply)
-        msg.respond(
-          encodeError(new MailerError('internal', `Internal error (request ${requestId ?? 'unknown'})`)),
-        )
-      end({ outcome: 'error' })
+      end({
+        outcome: answerError(err, msg, {
+          subject: name,
+          requestId,
+          logger: this.opts.logger,
+          maxPayload: this.maxPayload,
+        }),
+      })
     }
   }
 
