@@ -63,4 +63,26 @@ describe('resendInput', () => {
     ])
     expect(input.tags).toEqual({ resent_from: 'email_01' })
   })
+
+  it("an email accepted before today's input rules is resent without what they refuse", () => {
+    const fifty = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`t${i}`, 'v']))
+    const input = resendInput(
+      {
+        ...email,
+        from: 'Acme \u001b[2J <hi@acme.test>',
+        replyTo: ['Help \u0007 <help@acme.test>'],
+        subject: 'Hello \u001b[31mthere',
+        tags: fifty,
+      },
+      { html: '<p>Hi</p>', text: null, headers: { Sender: 'x@evil.test', 'X-Keep': 'yes' }, attachments: [] },
+    )
+    expect(input).toMatchObject({
+      from: 'Acme [2J <hi@acme.test>',
+      replyTo: ['Help  <help@acme.test>'],
+      subject: 'Hello [31mthere',
+      headers: { 'X-Keep': 'yes' },
+      tags: fifty,
+    })
+    expect(SendEmailInput.safeParse(input).success).toBe(true)
+  })
 })

@@ -1,4 +1,25 @@
+import { CONTROL_CHARS_RE, MAX_TAGS } from '@mailer/contracts'
 import type { StoredAttachment } from './attachments.js'
+import { checkHeaders } from './headers.js'
+
+const CONTROL_CHARS = new RegExp(CONTROL_CHARS_RE.source, 'gu')
+const withoutControls = (s: string) => s.replace(CONTROL_CHARS, '')
+
+/**
+ * The stored headers a send may still give: an email accepted before a header rule existed (a
+ * `Sender`, a control character) is resent without that header rather than refused.
+ */
+function sendableHeaders(stored: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(stored)) {
+    try {
+      Object.assign(out, checkHeaders({ [name]: value }))
+    } catch {
+      // Refused by today's rules: left out.
+    }
+  }
+  return out
+}
 
 export interface ResendSource {
   id: string
@@ -23,7 +44,10 @@ export interface ResendContent {
 /**
  * The send input that sends a stored email again: its envelope, its rendered content (a template
  * is not rendered again), headers, attachments and tracking, with the tag `resent_from` naming
- * the original. No schedule and no idempotency key: a resend goes out now, every time.
+ * the original. No schedule and no idempotency key: a resend goes out now, every time. What the
+ * send input's rules of today refuse in an email accepted before them (a header the service now
+ * owns, a control character in a subject or display name) is left out, so that every stored email
+ * can be resent.
  */
 export function resendInput(e: ResendSource, c: ResendContent): Record<string, unknown> {
   const attachments = ((c.attachments ?? []) as StoredAttachment[]).map((a) => ({
@@ -33,19 +57,21 @@ export function resendInput(e: ResendSource, c: ResendContent): Record<string, u
     disposition: a.disposition,
     ...(a.contentId ? { contentId: a.contentId } : {}),
   }))
-  const headers = (c.headers ?? {}) as Record<string, string>
+  const headers = sendableHeaders((c.headers ?? {}) as Record<string, string>)
+  // `resent_from` names the original, unless the email already holds as many tags as a send may.
+  const { resent_from: _previous, ...tags } = (e.tags ?? {}) as Record<string, string>
   return {
-    from: e.from,
+    from: withoutControls(e.from),
     to: e.to,
     ...(e.cc.length ? { cc: e.cc } : {}),
     ...(e.bcc.length ? { bcc: e.bcc } : {}),
-    ...(e.replyTo.length ? { replyTo: e.replyTo } : {}),
-    subject: e.subject,
+    ...(e.replyTo.length ? { replyTo: e.replyTo.map(withoutControls) } : {}),
+    subject: withoutControls(e.subject),
     ...(c.html !== null ? { html: c.html } : {}),
     ...(c.text !== null ? { text: c.text } : {}),
     ...(Object.keys(headers).length ? { headers } : {}),
     ...(attachments.length ? { attachments } : {}),
-    tags: { ...((e.tags ?? {}) as Record<string, string>), resent_from: e.id },
+    tags: Object.keys(tags).length < MAX_TAGS ? { ...tags, resent_from: e.id } : tags,
     trackOpens: e.trackOpens,
     trackClicks: e.trackClicks,
   }
