@@ -39,6 +39,17 @@ export function parseMailbox(value: string): { name: string | null; address: str
   return { name: name || null, address }
 }
 
+/**
+ * Control characters other than tab (line breaks are refused on their own, with their own
+ * message): nodemailer writes ASCII ones into a header as they are (only non-ASCII text is
+ * encoded), and no header may hold them (RFC 5322 allows VCHAR and WSP).
+ */
+export const CONTROL_CHARS_RE = /(?!\t)\p{Cc}/u
+const noControls = (s: string) => !CONTROL_CHARS_RE.test(s)
+const CONTROL_CHARS_ALL = new RegExp(CONTROL_CHARS_RE.source, 'gu')
+/** `s` without the characters CONTROL_CHARS_RE refuses (text stored or rendered before a check). */
+export const withoutControls = (s: string): string => s.replace(CONTROL_CHARS_ALL, '')
+
 const address = z
   .string()
   .max(320)
@@ -55,7 +66,7 @@ export const mailboxString = (invalid = 'must be "Name <a@b.c>" or a@b.c') =>
     .refine((s) => parseMailbox(s) !== null, invalid)
     // The display name is encoded in the header, but shown by mail clients, the dashboard and the
     // CLI: no reason for an escape sequence there, as in a subject.
-    .refine((s) => !CONTROL_CHARS_RE.test(s), 'cannot contain control characters')
+    .refine(noControls, 'cannot contain control characters')
 const mailbox = mailboxString()
 /**
  * One address or a list of them. The OpenAPI generator shows a preprocess as its output (a list
@@ -78,13 +89,6 @@ const listOf = <T extends z.ZodType>(item: T, min = 0) => {
  */
 export const MAX_TAGS = 50
 const noLineBreaks = (s: string) => !/[\r\n]/.test(s)
-/**
- * Control characters other than tab (line breaks are refused on their own, with their own
- * message): nodemailer writes ASCII ones into a header as they are (only non-ASCII text is
- * encoded), and no header may hold them (RFC 5322 allows VCHAR and WSP).
- */
-export const CONTROL_CHARS_RE = /(?!\t)\p{Cc}/u
-const noControls = (s: string) => !CONTROL_CHARS_RE.test(s)
 const noNul = (s: string) => !s.includes('\u0000')
 
 /**

@@ -1,4 +1,4 @@
-import { CONTROL_CHARS_RE, fail } from '@mailer/contracts'
+import { fail, withoutControls } from '@mailer/contracts'
 import Handlebars from 'handlebars'
 import { htmlToText } from './html-to-text.js'
 
@@ -99,17 +99,13 @@ export function renderTemplate(src: TemplateSource, data: Record<string, unknown
   return compileTemplate(src).render(data)
 }
 
-const CONTROL_CHARS = new RegExp(CONTROL_CHARS_RE.source, 'gu')
-
 /**
  * A subject is one header line: data containing line breaks must not split it (or inject
  * headers), so they become a space; other control characters (from the data, or the template
  * itself) are dropped, since nodemailer writes them into the header as they are.
  */
 function cleanSubject(s: string): string {
-  return s
-    .replace(/\s*[\r\n]+\s*/g, ' ')
-    .replace(CONTROL_CHARS, '')
+  return withoutControls(s.replace(/\s*[\r\n]+\s*/g, ' '))
     .trim()
     .slice(0, MAX_SUBJECT)
 }

@@ -1,9 +1,6 @@
-import { CONTROL_CHARS_RE, MAX_TAGS } from '@mailer/contracts'
+import { MAX_TAGS, withoutControls } from '@mailer/contracts'
 import type { StoredAttachment } from './attachments.js'
 import { checkHeaders } from './headers.js'
-
-const CONTROL_CHARS = new RegExp(CONTROL_CHARS_RE.source, 'gu')
-const withoutControls = (s: string) => s.replace(CONTROL_CHARS, '')
 
 /**
  * The stored headers a send may still give: an email accepted before a header rule existed (a
