@@ -15,6 +15,7 @@ import {
 } from 'nats'
 import type { z } from 'zod'
 import { answerError } from './answer-error.js'
+import { coalesceFlushes } from './coalesced-flush.js'
 import { decodeJson, decodeReply, encodeJson } from './codec.js'
 import { ReplyError, ReplyInbox } from './reply-inbox.js'
 import { UnpublishableMessage } from './unpublishable.js'
@@ -92,6 +93,7 @@ export class Bus {
       // Timeouts become 503 service_unavailable here anyway.
       noAsyncTraces: true,
     })
+    coalesceFlushes(nc)
     const jsm = await nc.jetstreamManager()
     const bus = new Bus(nc, jsm, opts)
     void (async () => {

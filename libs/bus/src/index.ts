@@ -1,5 +1,6 @@
 export type { BusOptions, Handler } from './bus.js'
 export { Bus, DEFAULT_REQUEST_TIMEOUT_MS } from './bus.js'
+export { coalesceFlushes } from './coalesced-flush.js'
 export { decodeJson, decodeReply, encodeError, encodeJson } from './codec.js'
 export type { OutboxMessage } from './outbox.js'
 export { Outbox } from './outbox.js'
