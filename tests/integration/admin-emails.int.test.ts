@@ -101,6 +101,43 @@ describe('forged cursors', () => {
       (await client.get(`/v1/admin/emails?limit=1&cursor=${page.body.nextCursor}`, client.admin)).status,
     ).toBe(200)
   })
+
+  it("a cursor another list returned is 400 invalid_query, not a page of this list's rows", async () => {
+    await send(acme.live, email(acme.from, { subject: 'Cursor 1' }))
+    await send(acme.live, email(acme.from, { subject: 'Cursor 2' }))
+    const hook = await client.post('/v1/webhooks', acme.live, { url: receiver.url() })
+    await client.post(`/v1/webhooks/${hook.body.id}/test`, acme.live)
+    await client.post(`/v1/webhooks/${hook.body.id}/test`, acme.live)
+    const next = async (path: string, key: string) => {
+      const r = await client.get(`${path}${path.includes('?') ? '&' : '?'}limit=1`, key)
+      expect(r.body.nextCursor, path).toEqual(expect.any(String))
+      return r.body.nextCursor as string
+    }
+    const cursors = {
+      emails: await next('/v1/emails', acme.live),
+      events: await next('/v1/events', acme.live),
+      deliveries: await next(`/v1/webhooks/${hook.body.id}/deliveries`, acme.live),
+    }
+    const lists: Array<[string, string, keyof typeof cursors]> = [
+      ['/v1/emails', acme.live, 'emails'],
+      ['/v1/admin/emails', client.admin, 'emails'],
+      ['/v1/events', acme.live, 'events'],
+      ['/v1/admin/events', client.admin, 'events'],
+      ['/v1/admin/projects/acme/events', client.admin, 'events'],
+      [`/v1/webhooks/${hook.body.id}/deliveries`, acme.live, 'deliveries'],
+    ]
+    for (const [path, key, own] of lists) {
+      for (const [from, cursor] of Object.entries(cursors)) {
+        const r = await client.get(`${path}?limit=1&cursor=${cursor}`, key)
+        if (from === own) expect(r.status, `${path} with its own cursor`).toBe(200)
+        else
+          expect(
+            [r.status, r.body.error?.code, r.body.error?.param],
+            `${path} with a ${from} cursor`,
+          ).toEqual([400, 'invalid_query', 'cursor'])
+      }
+    }
+  })
 })
 
 describe('GET /v1/admin/emails/:id and /content', () => {

@@ -68,6 +68,14 @@ describe('cursor', () => {
       expect.objectContaining({ code: 'invalid_query', param: 'cursor' }),
     )
   })
+
+  it("with a kind, refuses another list's cursor", () => {
+    const c = { createdAt: new Date('2026-01-02T03:04:05.678Z'), id: 'evt_01ARZ3NDEKTSV4RRFFQ69G5FAV' }
+    expect(decodeCursor(encodeCursor(c), 'event')).toEqual(c)
+    expect(() => decodeCursor(encodeCursor(c), 'email')).toThrowError(
+      expect.objectContaining({ code: 'invalid_query', param: 'cursor' }),
+    )
+  })
 })
 
 describe('unknown fields', () => {

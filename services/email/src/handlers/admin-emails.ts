@@ -27,7 +27,7 @@ export function serveAdminEmails(ctx: EmailContext): void {
     'api.email.emails.admin-list': async ({ query }) => {
       const q = parseQuery(AdminListEmailsQuery, query)
       const projectId = q.project ? (await resolver.resolve(q.project, 'project')).id : null
-      const rows = await store.list(projectId, q, decodeCursor(q.cursor))
+      const rows = await store.list(projectId, q, decodeCursor(q.cursor, 'email'))
       return page(rows, q.limit, (e) => ({ ...toSummaryRecord(e), projectId: e.projectId }))
     },
 

@@ -2,7 +2,6 @@ import { serveRoutes } from '@mailer/bus'
 import {
   decodeCursor,
   fail,
-  isId,
   ListEmailsQuery,
   page,
   parseBody,
@@ -29,9 +28,7 @@ export function serveEmails(ctx: EmailContext): void {
     'api.email.emails.list': async ({ caller, query }) => {
       const project = requireProject(caller)
       const q = parseQuery(ListEmailsQuery, query)
-      const after = decodeCursor(q.cursor)
-      if (after && !isId('email', after.id))
-        throw fail('invalid_query', 'cursor is not a cursor this API returned', 'cursor')
+      const after = decodeCursor(q.cursor, 'email')
       const rows = await store.list(project.id, q, after)
       return page(rows, q.limit, toSummaryRecord)
     },

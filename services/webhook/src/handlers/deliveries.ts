@@ -13,7 +13,7 @@ export function serveDeliveries(deps: WebhookDeps): void {
       const project = requireProject(caller)
       const q = parseQuery(DeliveriesQuery, query)
       const w = await findWebhook(db, project.id, params.id)
-      const cursor = decodeCursor(q.cursor)
+      const cursor = decodeCursor(q.cursor, 'delivery')
       const rows = await db.webhookDelivery.findMany({
         where: {
           webhookId: w.id,

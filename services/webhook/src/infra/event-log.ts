@@ -23,7 +23,7 @@ export async function listEvents(
   db: Db,
   f: EventLogFilter,
 ): Promise<{ data: Record<string, unknown>[]; nextCursor: string | null }> {
-  const cursor = decodeCursor(f.cursor)
+  const cursor = decodeCursor(f.cursor, 'event')
   const and: Prisma.EmailEventWhereInput[] = [{ mode: { in: f.modes } }]
   if (f.projectId) and.push({ projectId: f.projectId })
   if (f.type) and.push({ type: f.type })
