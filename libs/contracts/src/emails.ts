@@ -21,6 +21,12 @@ export const MAX_RECIPIENTS = 50
 export const MAX_ATTACHMENTS = 20
 export const MAX_BATCH = 100
 export const MAX_SCHEDULE_DAYS = 30
+/**
+ * Events an email record carries at most, oldest first. Every click is an event and anyone holding
+ * a tracked link can repeat it, so a timeline has no bound: whole, it outgrew the bus's message
+ * limit and the email could no longer be read. GET /v1/events?emailId= pages through all of them.
+ */
+export const MAX_RECORD_EVENTS = 1000
 
 // Deliberately lenient (one @, no spaces, control characters or brackets, a dotted domain): the
 // suppression list's pattern minus control characters, so every address we send to can also be

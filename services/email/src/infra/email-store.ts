@@ -1,5 +1,5 @@
 import type { Outbox } from '@mailer/bus'
-import { type Cursor, fail, isId, type ListEmailsQuery } from '@mailer/contracts'
+import { type Cursor, fail, isId, type ListEmailsQuery, MAX_RECORD_EVENTS } from '@mailer/contracts'
 import type { Db, Email, Prisma } from '@mailer/db'
 import { buildEvent, type EmailSummary, type NewEvent, recordEvents } from '@mailer/email-core'
 
@@ -30,7 +30,10 @@ export class EmailStore {
     private readonly outbox: Outbox,
   ) {}
 
-  /** The project's email, or 404 `email_not_found` (another project's email is just as missing). */
+  /**
+   * The project's email with its first MAX_RECORD_EVENTS events, or 404 `email_not_found`
+   * (another project's email is just as missing).
+   */
   async get(projectId: string | null, id: string) {
     if (!isId('email', id)) throw fail('email_not_found', `No email with id '${id}'`, 'id')
     const scope = projectId ?? undefined
@@ -39,6 +42,7 @@ export class EmailStore {
       this.db.emailEvent.findMany({
         where: { emailId: id, projectId: scope },
         orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        take: MAX_RECORD_EVENTS,
       }),
     ])
     if (!email) throw fail('email_not_found', `No email with id '${id}'`, 'id')
