@@ -280,6 +280,9 @@ describe('validation', () => {
     await bad({ url: 'example.com/hook' }, 'url')
     await bad({ url: 'http://' }, 'url')
     await bad({ url: 42 }, 'url')
+    // Credentials are sent decoded (Basic authorization): a stray % could never be sent.
+    await bad({ url: 'https://ops%zz:secret@example.com/hook' }, 'url')
+    await bad({ url: 'https://ops:50%off@example.com/hook' }, 'url')
     await bad({ url: 'https://example.com', events: 'email.delivered' }, 'events')
     await bad({ url: 'https://example.com', events: [] }, 'events')
     await bad({ url: 'https://example.com', events: ['email.delivered', 'email.nope'] }, 'events.1')
@@ -302,6 +305,10 @@ describe('validation', () => {
     const u = await client.patch(`/v1/webhooks/${r.body.id}`, a.live, { url: 'mailto:x@y.z' })
     expect(u.status).toBe(400)
     expect(u.body.error).toMatchObject({ code: 'invalid_body', param: 'url' })
+    const creds = await client.patch(`/v1/webhooks/${r.body.id}`, a.live, {
+      url: 'https://u:50%off@example.com/',
+    })
+    expect(creds.body.error).toMatchObject({ code: 'invalid_body', param: 'url' })
     const e = await client.patch(`/v1/webhooks/${r.body.id}`, a.live, { events: ['*', 'nope'] })
     expect(e.body.error).toMatchObject({ code: 'invalid_body', param: 'events.1' })
     for (const [q, param] of [

@@ -28,11 +28,27 @@ export const WEBHOOK_HEADERS = {
   userAgent: 'Service-Webhooks/1.0',
 } as const
 
+/**
+ * Credentials in a URL are sent decoded, as Basic authorization: a `%` that starts no escape
+ * (`https://ops:50%off@host/`) could never be sent, and every delivery would fail.
+ */
+function credentialsDecode(u: string): boolean {
+  try {
+    const url = new URL(u)
+    decodeURIComponent(url.username)
+    decodeURIComponent(url.password)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const webhookUrl = z
   .string()
   .max(2048, 'url must be at most 2048 characters')
   .regex(/^https?:\/\//i, 'url must start with http:// or https://')
   .refine((u) => URL.canParse(u) && !/\s/.test(u), 'url is not a valid URL')
+  .refine(credentialsDecode, 'url credentials must be percent-encoded (a % starts an escape such as %25)')
 
 const WEBHOOK_EVENTS_MAX_ENTRIES = 100
 
