@@ -13,7 +13,10 @@ export interface Received {
   at: number
 }
 
-export type Reply = { status: number; body?: string; headers?: Record<string, string> } | 'hang'
+/** `after`: answer only once it settles (an attempt kept in flight as long as a test needs). */
+export type Reply =
+  | { status: number; body?: string; headers?: Record<string, string>; after?: Promise<unknown> }
+  | 'hang'
 
 /**
  * A real HTTP endpoint on 127.0.0.1 that records every request and answers as `reply` says
@@ -50,8 +53,12 @@ export class Receiver {
           req.socket.on('close', () => r.open--)
           return
         }
-        res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers })
-        res.end(answer.body ?? '')
+        const send = () => {
+          res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers })
+          res.end(answer.body ?? '')
+        }
+        if (answer.after) void answer.after.finally(send)
+        else send()
       })
     })
     await new Promise<void>((resolve) => r.server.listen(0, '127.0.0.1', resolve))

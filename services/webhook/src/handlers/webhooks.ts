@@ -13,8 +13,6 @@ import { generateSecret } from '../domain/signature.js'
 import { assertPublicUrl } from '../infra/url-guard.js'
 import { findWebhook, type WebhookDeps, whileItExists } from './shared.js'
 
-export const DISABLED_REASON = 'webhook disabled'
-
 /** Webhook CRUD and secret rotation (contract.md part 4); every change invalidates the fan-out cache. */
 export function serveWebhooks(deps: WebhookDeps): void {
   const { db, invalidate } = deps
@@ -74,7 +72,7 @@ export function serveWebhooks(deps: WebhookDeps): void {
         db.$transaction(async (tx) => {
           const row = await tx.webhook.update({ where: { id: current.id }, data: input })
           // Disabled: no new deliveries, and every pending retry fails now (interface.md part 3).
-          if (input.enabled === false) await deps.store.failPending(tx, current.id, DISABLED_REASON)
+          if (input.enabled === false) await deps.store.failPending(tx, current.id)
           return row
         }),
       )

@@ -36,6 +36,9 @@ interface AttemptResult {
 
 type PayloadTx = Pick<Db, '$executeRawUnsafe' | '$queryRawUnsafe'>
 
+/** The response body of a delivery its webhook's disabling failed (no HTTP answer goes with it). */
+export const DISABLED_REASON = 'webhook disabled'
+
 /**
  * Every deleter of deliveries (deleting a webhook, the pruner, a delivery whose webhook is gone):
  * the deliveries `which` picks, and the stored payloads of their events that no other delivery of
@@ -251,7 +254,9 @@ export class DeliveryStore {
 
   /**
    * Records an attempt. Only the claim that made attempt `attempt` may write it, and only while the
-   * delivery is still pending (a webhook disabled meanwhile has already failed it).
+   * delivery is still pending (a webhook disabled meanwhile has already failed it), except a
+   * success: an attempt in flight when its webhook was disabled reached the receiver, and "failed,
+   * webhook disabled" would tell the owner it had not (and invite a second copy by manual retry).
    */
   finish(d: { id: string; attempt: number }, result: SendResult, step: NextStep): Promise<boolean> {
     return this.results.submit({ d, result, step })
@@ -265,7 +270,9 @@ export class DeliveryStore {
            completed_at = CASE WHEN v.status = 'pending' THEN NULL ELSE now() END
        FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::int[])
          AS v(id, attempt, status, code, body, delay_ms)
-       WHERE d.id = v.id AND d.attempt = v.attempt AND d.status = 'pending'
+       WHERE d.id = v.id AND d.attempt = v.attempt
+         AND (d.status = 'pending'
+              OR (v.status = 'success' AND d.status = 'failed' AND d.response_code IS NULL AND d.response_body = $7))
        RETURNING d.id`,
       [
         reqs.map((r) => r.d.id),
@@ -274,6 +281,7 @@ export class DeliveryStore {
         reqs.map((r) => r.result.responseCode),
         reqs.map((r) => r.result.responseBody),
         reqs.map((r) => (r.step.status === 'pending' ? r.step.delayMs : null)),
+        DISABLED_REASON,
       ],
     )
     const done = new Set(updated.map((r) => r.id))
@@ -293,14 +301,14 @@ export class DeliveryStore {
    * HTTP answer goes with `reason`, so the previous attempt's status code goes too (as when the
    * worker finds the webhook disabled): a 500 beside "webhook disabled" read as the receiver's.
    */
-  failPending(tx: Pick<Db, '$executeRawUnsafe'>, webhookId: string, reason: string): Promise<number> {
+  failPending(tx: Pick<Db, '$executeRawUnsafe'>, webhookId: string): Promise<number> {
     return tx.$executeRawUnsafe(
       `UPDATE webhook_deliveries
        SET status = 'failed', response_code = NULL, response_body = $2, next_attempt_at = NULL, locked_until = NULL,
            completed_at = now()
        WHERE webhook_id = $1 AND status = 'pending'`,
       webhookId,
-      reason,
+      DISABLED_REASON,
     )
   }
 

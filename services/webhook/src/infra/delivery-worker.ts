@@ -4,7 +4,7 @@ import type { Logger, Metrics } from '@mailer/observability'
 import { deliveryBody } from '../domain/payload.js'
 import { nextStep } from '../domain/retry-schedule.js'
 import { signatureHeader } from '../domain/signature.js'
-import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js'
+import { type ClaimedDelivery, type DeliveryStore, DISABLED_REASON } from './delivery-store.js'
 import type { HttpSender } from './http-sender.js'
 
 /** Shortest time between two claims of one worker. */
@@ -241,7 +241,7 @@ export class DeliveryWorker {
     if (!row.enabled) {
       await this.store.finish(
         row,
-        { outcome: 'failure', responseCode: null, responseBody: 'webhook disabled' },
+        { outcome: 'failure', responseCode: null, responseBody: DISABLED_REASON },
         { status: 'failed' },
       )
       return
