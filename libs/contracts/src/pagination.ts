@@ -36,21 +36,16 @@ export function encodeCursor(c: Cursor): string {
 }
 
 /**
- * The cursor a list returned. With `kind`, its id must be one of that list's (a cursor of another
+ * The cursor a list of `kind` returned: its id must be one of that list's (a cursor of another
  * list holds a time and an id of another kind: it would page this list from a wrong place).
  */
-export function decodeCursor(s: string | undefined, kind?: IdKind): Cursor | undefined {
+export function decodeCursor(s: string | undefined, kind: IdKind): Cursor | undefined {
   if (s === undefined) return undefined
   const raw = Buffer.from(s, 'base64url').toString('utf8')
   const [ts, id] = raw.split('|')
   const createdAt = new Date(ts ?? '')
   // An id is plain ASCII: anything else (a NUL, which PostgreSQL refuses) is not one of ours.
-  if (
-    !id ||
-    !/^[\w-]{1,200}$/.test(id) ||
-    (kind !== undefined && !isId(kind, id)) ||
-    !isStorableInstant(createdAt)
-  ) {
+  if (!id || !/^[\w-]{1,200}$/.test(id) || !isId(kind, id) || !isStorableInstant(createdAt)) {
     throw new MailerError('invalid_query', 'cursor is not a cursor this API returned', { param: 'cursor' })
   }
   return { createdAt, id }

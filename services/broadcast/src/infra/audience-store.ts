@@ -66,7 +66,7 @@ export async function listAudiences(
   projectId: string,
   q: { limit: number; cursor?: string | undefined },
 ): Promise<AudienceRow[]> {
-  const cursor = decodeCursor(q.cursor)
+  const cursor = decodeCursor(q.cursor, 'audience')
   return db.$queryRawUnsafe<AudienceRow[]>(
     `SELECT ${AUDIENCE_COLUMNS} FROM audiences a
      WHERE a.project_id = $1 ${cursor ? 'AND (a.created_at, a.id) < ($3::timestamptz, $4)' : ''}

@@ -76,7 +76,7 @@ export async function listBroadcasts(
     params.push(q.status)
     where.push(`b.status = $${params.length}`)
   }
-  const cursor = decodeCursor(q.cursor)
+  const cursor = decodeCursor(q.cursor, 'broadcast')
   if (cursor) {
     params.push(cursor.createdAt, cursor.id)
     where.push(`(b.created_at, b.id) < ($${params.length - 1}::timestamptz, $${params.length})`)

@@ -119,7 +119,7 @@ export async function listContacts(
     const p = `$${params.length}`
     where.push(`(c.email ILIKE ${p} OR c.first_name ILIKE ${p} OR c.last_name ILIKE ${p})`)
   }
-  const cursor = decodeCursor(q.cursor)
+  const cursor = decodeCursor(q.cursor, 'contact')
   if (cursor) {
     params.push(cursor.createdAt, cursor.id)
     where.push(`(c.created_at, c.id) < ($${params.length - 1}::timestamptz, $${params.length})`)

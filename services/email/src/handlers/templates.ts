@@ -93,7 +93,7 @@ export function serveTemplates(ctx: EmailContext, cache: TemplateCache): void {
     'api.email.templates.list': async ({ caller, query }) => {
       const project = requireProject(caller)
       const { limit, cursor, q } = parseQuery(ListTemplatesQuery, query)
-      const after = decodeCursor(cursor)
+      const after = decodeCursor(cursor, 'template')
       const rows = await store.list(project.id, { limit, ...(q ? { q } : {}), ...(after ? { after } : {}) })
       return page(rows, limit, toTemplateSummary)
     },
