@@ -20,15 +20,18 @@ function patch<T>(q: T): T {
   return q
 }
 
-const pgConfig = () => {
+/**
+ * DATABASE_URL as the services connect with it (createDb in src/client.ts): node-postgres reads
+ * the TLS settings in it (`sslmode`, `sslrootcert`, ...), so a database that takes TLS
+ * connections only (RDS's rds.force_ssl) sees the migration as it sees the services. Picking the
+ * host, user and password out of the URL dropped them, and the Helm hook failed there with
+ * "User was denied access". `schema` is Prisma's parameter, not the server's.
+ */
+const connectionString = (database?: string) => {
   const u = new URL(process.env.DATABASE_URL!)
-  return {
-    host: u.hostname,
-    port: Number(u.port || 5432),
-    user: decodeURIComponent(u.username),
-    password: decodeURIComponent(u.password),
-    database: u.pathname.slice(1),
-  }
+  u.searchParams.delete('schema')
+  if (database) u.pathname = `/${database}`
+  return u.toString()
 }
 
 /**
@@ -47,7 +50,7 @@ class MigratePg extends PrismaPg {
     const main = await this.connect()
     const name = `prisma_shadow_${randomUUID().replaceAll('-', '')}`
     await main.executeScript(`CREATE DATABASE "${name}"`)
-    const shadow = patch(await new PrismaPg({ ...pgConfig(), database: name }).connect())
+    const shadow = patch(await new PrismaPg({ connectionString: connectionString(name) }).connect())
     const release = shadow.dispose.bind(shadow)
     shadow.dispose = async () => {
       await release()
@@ -62,7 +65,10 @@ export default defineConfig({
   experimental: { adapter: true },
   engine: 'js',
   adapter: async () =>
-    new MigratePg({ ...pgConfig(), options: `-c search_path="${schema()}"` }, { schema: schema() }),
+    new MigratePg(
+      { connectionString: connectionString(), options: `-c search_path="${schema()}"` },
+      { schema: schema() },
+    ),
   schema: 'prisma/schema.prisma',
   migrations: { path: 'prisma/migrations' },
 })

@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { startTlsOnlyPostgres } from './tls-only-postgres.js'
 
 /**
  * The migrations as operators apply them: `prisma migrate deploy` (the Helm hook and `make dev`)
@@ -63,6 +64,39 @@ describe('prisma migrations', () => {
       ])
     } finally {
       await c.end()
+    }
+  }, 120_000)
+
+  it('reach a PostgreSQL that takes TLS connections only, as the services do with the same URL', async () => {
+    // A managed database (RDS with rds.force_ssl, the PostgreSQL 15+ default there) refuses
+    // clear-text sessions: the Helm hook with `?sslmode=…` in DATABASE_URL must ask for TLS.
+    const server = await startTlsOnlyPostgres(new URL(url))
+    try {
+      const tlsUrl = new URL(url)
+      tlsUrl.host = `127.0.0.1:${server.port}`
+      // no-verify: the throwaway certificate is self-signed (node-postgres reads require as verify-full).
+      tlsUrl.search = '?sslmode=no-verify&schema=mailer_tls'
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(
+          join(dbDir, 'node_modules/.bin/prisma'),
+          ['migrate', 'deploy'],
+          { cwd: dbDir, env: { ...process.env, DATABASE_URL: tlsUrl.toString() }, encoding: 'utf8' },
+          (err, stdout, stderr) => (err ? reject(new Error(`${stdout}${stderr}`)) : resolve(stdout)),
+        ),
+      )
+      expect(out).toContain('successfully applied')
+      const c = new pg.Client({ connectionString: url })
+      await c.connect()
+      try {
+        const { rows } = await c.query(
+          `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'mailer_tls' AND table_name = 'emails'`,
+        )
+        expect(rows).toEqual([{ n: 1 }])
+      } finally {
+        await c.end()
+      }
+    } finally {
+      await server.close()
     }
   }, 120_000)
 
