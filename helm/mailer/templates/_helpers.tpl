@@ -161,9 +161,18 @@ password exists in one Secret only. Call with (dict "root" $ "only" (list "NATS_
 {{- if and $v.ingress.enabled (not $v.services.gateway.enabled) }}
 {{- fail "ingress.enabled needs services.gateway.enabled." }}
 {{- end }}
-{{- range $key := list "PORT" "METRICS_PORT" "SHUTDOWN_TIMEOUT_SECONDS" "DATABASE_URL" "NATS_URL" "ADMIN_API_KEY" "SMTP_URL" "TRACKING_SECRET" }}
-{{- if hasKey $v.config $key }}
-{{- fail (printf "config.%s is not a plain setting: use %s." $key (ternary "ports / shutdownTimeoutSeconds" "secrets / externalDatabase / externalNats" (has $key (list "PORT" "METRICS_PORT" "SHUTDOWN_TIMEOUT_SECONDS")))) }}
+{{- /* Ports and the drain time must agree with containerPort, the probes and the grace period;
+       secrets belong in Secrets, not in the Deployment's spec. The same in a service's env. */}}
+{{- $owned := list "PORT" "METRICS_PORT" "SHUTDOWN_TIMEOUT_SECONDS" }}
+{{- $places := list (list "config" $v.config) }}
+{{- range $name, $svc := $v.services }}
+{{- $places = append $places (list (printf "services.%s.env" $name) ($svc.env | default dict)) }}
+{{- end }}
+{{- range $place := $places }}
+{{- range $key := concat $owned (list "DATABASE_URL" "NATS_URL" "ADMIN_API_KEY" "SMTP_URL" "TRACKING_SECRET") }}
+{{- if hasKey (index $place 1) $key }}
+{{- fail (printf "%s.%s is not a plain setting: use %s." (index $place 0) $key (ternary "ports / shutdownTimeoutSeconds" "secrets / externalDatabase / externalNats" (has $key $owned))) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}

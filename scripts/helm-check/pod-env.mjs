@@ -1,0 +1,185 @@
+// What a pod of a rendered chart would start with, checked against the services themselves.
+// Run with tsx (it imports each service's zod env schema from services/<name>/src/env.ts):
+//   tsx pod-env.mjs rendered.yaml...
+// For every Deployment, the migration Job and the test Pod: the environment Kubernetes would
+// give the container (the image's ENV, envFrom, env in order with $(VAR) expansion, Secret and
+// ConfigMap keys resolved from the same render, or a valid stand-in for a Secret the user
+// manages) must pass the service's env schema, as `loadEnvOrExit` does at start (a failure
+// there is a crash loop with exit 78); a key a render's own Secret does not have is a pod stuck
+// in CreateContainerConfigError; the ports, probes and grace period must match what the
+// service then serves.
+import { readFileSync } from 'node:fs'
+import { basename, dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import yaml from 'js-yaml'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const problems = []
+const fail = (where, msg) => problems.push(`${where}: ${msg}`)
+
+/** ENV of the Dockerfile's runtime stage: what a container has before the pod adds its own. */
+function imageEnv() {
+  const text = readFileSync(resolve(root, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ')
+  const stage = text.slice(text.lastIndexOf('\nFROM '))
+  const env = {}
+  for (const line of stage.split('\n').filter((l) => l.startsWith('ENV '))) {
+    for (const m of line.slice(4).matchAll(/(\w+)=(\S+)/g)) env[m[1]] = m[2]
+  }
+  return env
+}
+
+/** Paths the ops server answers (libs/observability/src/ops-server.ts), read from its source. */
+const OPS_PATHS = new Set(
+  [
+    ...readFileSync(resolve(root, 'libs/observability/src/ops-server.ts'), 'utf8').matchAll(
+      /path === '(\/[a-z]+)'/g,
+    ),
+  ].map((m) => m[1]),
+)
+
+/**
+ * Stand-ins for secrets kept in a Secret the user creates (values-production.yaml): valid values
+ * of the form docs/operations.md asks for, so only the chart's own settings are judged.
+ */
+const USER_SECRET = {
+  DATABASE_URL: 'postgresql://mailer:pw@db.internal:5432/mailer?sslmode=require',
+  NATS_URL: 'nats://mailer:pw@nats.nats.svc:4222',
+  ADMIN_API_KEY: 'a'.repeat(64),
+  TRACKING_SECRET: 'b'.repeat(64),
+  SMTP_URL: 'smtps://user:pw@smtp.relay.example:465',
+}
+
+const schemas = new Map()
+async function serviceEnv(name) {
+  if (!schemas.has(name)) {
+    const mod = await import(resolve(root, `services/${name}/src/env.ts`))
+    schemas.set(name, mod.loadEnv)
+  }
+  return schemas.get(name)
+}
+
+/** Kubernetes' $(VAR) expansion: defined names are replaced, $$ escapes, others stay as written. */
+const expand = (value, env) =>
+  value.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, name) =>
+    m === '$$' ? '$' : name in env ? env[name] : m,
+  )
+
+/** The container's environment, or null when Kubernetes could not start it. */
+function containerEnv(c, objs, where) {
+  const find = (kind, name) => objs.find((o) => o.kind === kind && o.metadata.name === name)
+  const secretValue = (ref, varName) => {
+    const s = find('Secret', ref.name)
+    if (!s) {
+      if (!(varName in USER_SECRET)) fail(where, `env ${varName}: no stand-in for your Secret ${ref.name}`)
+      return USER_SECRET[varName] ?? ''
+    }
+    if (s.stringData && ref.key in s.stringData) return String(s.stringData[ref.key])
+    if (s.data && ref.key in s.data) return Buffer.from(s.data[ref.key], 'base64').toString('utf8')
+    if (!ref.optional) fail(where, `env ${varName}: Secret ${ref.name} has no key ${ref.key}`)
+    return undefined
+  }
+  const env = { ...imageEnv() }
+  for (const f of c.envFrom ?? []) {
+    if (f.configMapRef) Object.assign(env, find('ConfigMap', f.configMapRef.name)?.data ?? {})
+    if (f.secretRef) {
+      const s = find('Secret', f.secretRef.name)
+      for (const [k, v] of Object.entries(s?.data ?? {})) env[k] = Buffer.from(v, 'base64').toString('utf8')
+    }
+  }
+  for (const e of c.env ?? []) {
+    let v
+    if (e.value !== undefined) v = expand(String(e.value), env)
+    else if (e.valueFrom?.secretKeyRef) v = secretValue(e.valueFrom.secretKeyRef, e.name)
+    else if (e.valueFrom?.configMapKeyRef) {
+      const ref = e.valueFrom.configMapKeyRef
+      v = find('ConfigMap', ref.name)?.data?.[ref.key]
+      if (v === undefined && !ref.optional)
+        fail(where, `env ${e.name}: ConfigMap ${ref.name} has no key ${ref.key}`)
+    } else v = 'from-the-downward-api'
+    if (v !== undefined) env[e.name] = v
+  }
+  return env
+}
+
+const portNamed = (c, name) => (c.ports ?? []).find((p) => p.name === name)?.containerPort
+
+async function checkService(o, objs, file) {
+  const spec = o.spec.template.spec
+  for (const c of spec.containers) {
+    const where = `${file} ${o.kind}/${o.metadata.name}`
+    const service = /^\/app\/services\/([a-z-]+)$/.exec(c.workingDir ?? '')?.[1]
+    if (!service) {
+      fail(where, `workingDir ${c.workingDir} is not /app/services/<service>`)
+      continue
+    }
+    let loadEnv
+    try {
+      loadEnv = await serviceEnv(service)
+    } catch (err) {
+      fail(where, `no service "${service}" (services/${service}/src/env.ts: ${err.message})`)
+      continue
+    }
+    const raw = containerEnv(c, objs, where)
+    let env
+    try {
+      env = loadEnv(raw)
+    } catch (err) {
+      fail(where, `${service} would exit at start: ${err.message.replace(/\n\s*/g, ' ')}`)
+      continue
+    }
+    if (portNamed(c, 'metrics') !== env.METRICS_PORT)
+      fail(
+        where,
+        `container port "metrics" ${portNamed(c, 'metrics')} but METRICS_PORT is ${env.METRICS_PORT}`,
+      )
+    if (service === 'gateway' && portNamed(c, 'http') !== env.PORT)
+      fail(where, `container port "http" ${portNamed(c, 'http')} but PORT is ${env.PORT}`)
+    for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+      const get = c[probe]?.httpGet
+      if (!get) fail(where, `${probe}: none`)
+      else if (get.port !== 'metrics' && get.port !== env.METRICS_PORT)
+        fail(where, `${probe}: port ${get.port} is not the ops server's (METRICS_PORT ${env.METRICS_PORT})`)
+      else if (!OPS_PATHS.has(get.path)) fail(where, `${probe}: the ops server does not serve ${get.path}`)
+    }
+    // SIGTERM comes after the preStop hook; the grace period counts both.
+    const preStop = Number(c.lifecycle?.preStop?.exec?.command?.at(-1) ?? 0)
+    const grace = spec.terminationGracePeriodSeconds ?? 30
+    if (grace <= preStop + env.SHUTDOWN_TIMEOUT_SECONDS)
+      fail(
+        where,
+        `terminationGracePeriodSeconds ${grace} does not cover preStop ${preStop} s + SHUTDOWN_TIMEOUT_SECONDS ${env.SHUTDOWN_TIMEOUT_SECONDS}`,
+      )
+  }
+}
+
+/** A variable a container of a Job or Pod reads must be set, and usable as `re` says. */
+function checkNeeds(o, objs, file, name, re, reads = () => true) {
+  const where = `${file} ${o.kind}/${o.metadata.name}`
+  const spec = o.kind === 'Pod' ? o.spec : o.spec.template.spec
+  for (const c of spec.containers.filter(reads)) {
+    const value = containerEnv(c, objs, where)[name]
+    if (!re.test(value ?? '')) fail(where, `container ${c.name}: ${name} "${value ?? ''}" is not usable`)
+  }
+}
+
+for (const path of process.argv.slice(2)) {
+  const file = basename(path)
+  const objs = yaml.loadAll(readFileSync(path, 'utf8')).filter((d) => d && typeof d === 'object')
+  for (const o of objs) {
+    // The chart's own Deployments (the bundled NATS and PostgreSQL are StatefulSets).
+    if (o.kind === 'Deployment') await checkService(o, objs, file)
+    // The migration reads DATABASE_URL (libs/db/prisma.config.ts); the test pod's nats CLI NATS_URL.
+    if (o.kind === 'Job') checkNeeds(o, objs, file, 'DATABASE_URL', /^postgres(ql)?:\/\/[^$]+$/)
+    if (o.kind === 'Pod')
+      checkNeeds(o, objs, file, 'NATS_URL', /^nats:\/\/[^$]+$/, (c) =>
+        (c.args ?? []).join(' ').includes('$NATS_URL'),
+      )
+  }
+  console.log(`  ${file}: pod environments checked`)
+}
+
+if (problems.length) {
+  console.error(`${problems.length} problem(s):\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+  process.exit(1)
+}
+console.log('  every service would start with its rendered environment; ports, probes and grace agree')
