@@ -185,6 +185,35 @@ function checkDashboard(rendered) {
     fail('renders', 'no render enables the PrometheusRule: alert metrics unchecked')
 }
 
+/**
+ * The delivery alert must count every outcome the dispatcher records that is not a recipient's
+ * final answer: an outcome left out (a relay's quota answer is `retrying`) never raises it.
+ */
+function checkDeliveryOutcomes(rendered) {
+  const src = readFileSync(resolve(root, 'services/dispatcher/src/domain/outcome.ts'), 'utf8')
+  const type = /export type Outcome = ([^\n]+)/.exec(src)?.[1] ?? ''
+  const outcomes = [...type.matchAll(/'([a-z_]+)'/g)].map((m) => m[1])
+  if (outcomes.length === 0) return fail('outcome.ts', 'no `export type Outcome` to read')
+  // Delivered, or refused for good by the recipient's server: neither is the deployment's trouble.
+  const settled = new Set(['delivered', 'bounced'])
+  for (const o of rendered.filter((o) => o.kind === 'PrometheusRule')) {
+    const rule = o.spec.groups.flatMap((g) => g.rules).find((r) => r.alert === 'MailerDeliveryFailureRate')
+    const re = /mailer_dispatcher_deliveries_total\{[^}]*outcome=~"([^"]+)"/.exec(rule?.expr ?? '')?.[1]
+    if (!re) {
+      fail(`PrometheusRule/${o.metadata.name}`, 'MailerDeliveryFailureRate: no outcome=~"…" to check')
+      continue
+    }
+    const counted = new RegExp(`^(?:${re})$`)
+    for (const out of outcomes) {
+      if (settled.has(out) === counted.test(out))
+        fail(
+          `PrometheusRule/${o.metadata.name}`,
+          `MailerDeliveryFailureRate ${settled.has(out) ? 'counts' : 'leaves out'} outcome "${out}"`,
+        )
+    }
+  }
+}
+
 const args = process.argv.slice(2)
 const external = new Set()
 const files = []
@@ -211,6 +240,7 @@ for (const file of files) {
   console.log(`  ${basename(file)}: ${objs.length} objects`)
 }
 checkDashboard(all)
+checkDeliveryOutcomes(all)
 
 if (problems.length) {
   console.error(`${problems.length} problem(s):\n${problems.map((p) => `  - ${p}`).join('\n')}`)
