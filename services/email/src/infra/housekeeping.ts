@@ -14,10 +14,16 @@ export function startHousekeeping(ctx: EmailContext): Loop {
     'Email contents deleted after CONTENT_RETENTION_DAYS',
   )
 
+  // The oldest wait counts from when an email became due (queued, its retry released, or its
+  // retry time passed) and leaves out emails waiting for a retry time still ahead: measured from
+  // the first queueing, one email retrying with backoff for an hour (a greylisting recipient, a
+  // relay's quota) raised MailerSendQueueStalled, an alert for a dispatcher that stopped taking work.
   const gauges = every(10_000, 'queue gauges', rt.logger, async () => {
     const [row] = await rt.db.$queryRawUnsafe<Array<{ depth: number; oldest: number }>>(
       `SELECT count(*)::int AS depth,
-              COALESCE(EXTRACT(EPOCH FROM now() - min(COALESCE(queued_at, created_at))), 0)::float8 AS oldest
+              COALESCE(EXTRACT(EPOCH FROM now() - min(
+                GREATEST(COALESCE(queued_at, created_at), released_at, next_attempt_at)
+              ) FILTER (WHERE next_attempt_at IS NULL OR next_attempt_at <= now())), 0)::float8 AS oldest
        FROM emails WHERE status IN ('queued', 'deferred')`,
     )
     metrics.queueDepth.set(row?.depth ?? 0)

@@ -18,7 +18,7 @@ export class EmailMetrics {
     this.queueDepth = m.gauge('queue_depth', 'Emails queued or deferred, not yet sent')
     this.queueOldestSeconds = m.gauge(
       'queue_oldest_seconds',
-      'Age of the oldest email still queued or deferred',
+      'Seconds the oldest due email (queued, or its retry released) has waited for the dispatcher',
     )
   }
 }
