@@ -50,10 +50,12 @@ const USER_SECRET = {
 }
 
 const schemas = new Map()
+/** The service's `loadEnv` and the variables its schema reads (the exported zod object's keys). */
 async function serviceEnv(name) {
   if (!schemas.has(name)) {
     const mod = await import(resolve(root, `services/${name}/src/env.ts`))
-    schemas.set(name, mod.loadEnv)
+    const schema = Object.values(mod).find((v) => v && typeof v === 'object' && v.shape)
+    schemas.set(name, { loadEnv: mod.loadEnv, reads: new Set(Object.keys(schema?.shape ?? {})) })
   }
   return schemas.get(name)
 }
@@ -113,11 +115,22 @@ async function checkService(o, objs, file) {
       continue
     }
     let loadEnv
+    let reads
     try {
-      loadEnv = await serviceEnv(service)
+      ;({ loadEnv, reads } = await serviceEnv(service))
     } catch (err) {
       fail(where, `no service "${service}" (services/${service}/src/env.ts: ${err.message})`)
       continue
+    }
+    // A secret goes only to the services that read it (or to a $(VAR) another value is built
+    // from): the admin key in a webhook pod, which calls customers' URLs, is one leak away.
+    const built = (c.env ?? []).map((e) => e.value ?? '').join(' ')
+    for (const e of c.env ?? []) {
+      if (e.valueFrom?.secretKeyRef && !reads.has(e.name) && !built.includes(`$(${e.name})`))
+        fail(
+          where,
+          `Secret ${e.valueFrom.secretKeyRef.name} gives ${e.name} to ${service}, which does not read it`,
+        )
     }
     const raw = containerEnv(c, objs, where)
     let env

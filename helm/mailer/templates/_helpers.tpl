@@ -110,14 +110,28 @@ the cluster (`lookup` finds nothing under `helm template`, which then shows fres
 {{- end }}
 
 {{/*
+The services that read each secret setting (their env schemas); DATABASE_URL and NATS_URL go to
+every one. A pod gets no secret it does not use: the webhook service, which calls customers' URLs,
+never holds the admin key (scripts/helm-check/pod-env.mjs checks this against the schemas).
+*/}}
+{{- define "mailer.secretReaders" -}}
+ADMIN_API_KEY: [gateway]
+TRACKING_SECRET: [gateway, dispatcher, broadcast]
+SMTP_URL: [dispatcher]
+{{- end }}
+
+{{/*
 Container env entries for the secret variables. With the bundled PostgreSQL, DATABASE_URL is
 put together in the pod from the subchart's generated password ($(VAR) expansion), so the
-password exists in one Secret only. Call with (dict "root" $ "only" (list "NATS_URL")) to limit.
+password exists in one Secret only. Call with (dict "root" $ "service" "gateway") for what one
+service reads, or (dict "root" $ "only" (list "NATS_URL")) to limit.
 */}}
 {{- define "mailer.secretEnv" -}}
 {{- $root := .root }}
+{{- $readers := include "mailer.secretReaders" $root | fromYaml }}
 {{- range $name, $ref := include "mailer.secretRefs" $root | fromYaml }}
-{{- if or (not $.only) (has $name $.only) }}
+{{- $reads := or (not $.service) (not (hasKey $readers $name)) (has $.service (get $readers $name)) }}
+{{- if and $reads (or (not $.only) (has $name $.only)) }}
 - name: {{ $name }}
   valueFrom:
     secretKeyRef:
