@@ -25,8 +25,10 @@ RUN --mount=type=cache,id=mailer-pnpm,target=/pnpm-store \
     pnpm install --frozen-lockfile --store-dir=/pnpm-store --filter '{./services/*}...'
 # `prisma generate` never connects, but without DATABASE_URL Prisma 6.19 takes a path that
 # downloads a native engine; a placeholder keeps it on the "client" engine.
+# Only what was installed is built: `pnpm -r build` also took libs/cli, whose dependencies the
+# filtered install leaves out, and the build stopped there ("Could not resolve commander").
 RUN DATABASE_URL=postgresql://build@localhost:5432/build pnpm --filter @mailer/db generate \
- && pnpm -r --if-present build
+ && pnpm --filter '{./services/*}...' -r --if-present build
 
 # Re-link node_modules with the services' production dependencies only (the purge keeps the
 # sources, dist/ and the generated client). The Prisma CLI and dotenv are hoisted to the root so

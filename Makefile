@@ -4,7 +4,7 @@ SHELL := /bin/bash
 TEST_DATABASE_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/postgres)
 TEST_NATS_URL := $(or $(NATS_URL),nats://127.0.0.1:4222)
 
-.PHONY: install generate dev test typecheck lint build migrate images bench test-faults clean
+.PHONY: install generate dev test typecheck lint build migrate images image-check bench test-faults clean
 
 install:
 	@command -v pnpm >/dev/null || npm install -g pnpm@10
@@ -45,6 +45,10 @@ images:
 	@docker info >/dev/null 2>&1 || { echo "make images needs a Docker engine"; exit 1; }
 	for s in gateway auth email dispatcher webhook broadcast analytics; do \
 	  docker build --build-arg SERVICE=$$s -t mailer/$$s:dev . ; done
+
+## The Dockerfile's build steps without a Docker engine (scripts/image-check.sh).
+image-check:
+	scripts/image-check.sh
 
 ## Benchmarks (not part of `make test`): private PostgreSQL and NATS, services as child processes; see bench/README.md.
 bench:
