@@ -261,6 +261,19 @@ describe('the admin API behind the session', () => {
     const method = await call('PUT', '/dashboard/api/v1/admin/projects', { headers: { cookie } })
     expect(method.status).toBe(405)
     expect(method.body.error).toMatchObject({ code: 'method_not_allowed' })
+    expect(method.headers.get('allow')).toBe('GET, HEAD, POST')
+    // OPTIONS too, in the contract's shape (express answered it with 200 text/plain).
+    for (const [path, allow] of <[string, string][]>[
+      ['/dashboard/api/session', 'DELETE, GET, HEAD, POST'],
+      ['/dashboard/api/v1/admin/projects/acme/emails', 'GET, HEAD, POST'],
+    ]) {
+      const options = await call('OPTIONS', path, { headers: { cookie } })
+      expect([options.status, options.body.error?.code, options.headers.get('allow')], path).toEqual([
+        405,
+        'method_not_allowed',
+        allow,
+      ])
+    }
   })
 
   it('sign-out ends the session at once, even for a copy of the cookie', async () => {

@@ -49,3 +49,45 @@ describe('gateway limits and health', () => {
     expect(text).not.toContain('some-slug')
   })
 })
+
+describe('request conventions at the edges', () => {
+  it('OPTIONS is a method like any other the path does not serve: 405 JSON with Allow, never text/plain', async () => {
+    for (const [path, allow] of <[string, string][]>[
+      ['/v1/emails', 'GET, HEAD, POST'],
+      ['/v1/admin/projects/acme', 'DELETE, GET, HEAD, PATCH'],
+      ['/health', 'GET, HEAD'],
+      ['/u/some-token', 'GET, HEAD, POST'],
+    ]) {
+      const r = await client.call('OPTIONS', path)
+      expect([r.status, r.headers.get('content-type'), r.body?.error?.code], path).toEqual([
+        405,
+        'application/json; charset=utf-8',
+        'method_not_allowed',
+      ])
+      expect(r.headers.get('allow'), path).toBe(allow)
+      expect(r.headers.get('x-request-id'), path).toMatch(/^req_/)
+    }
+    const put = await client.call('PUT', '/v1/emails/email_x', { key: client.admin })
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'DELETE, GET, HEAD, PATCH'])
+    const unknown = await client.call('OPTIONS', '/v1/nope')
+    expect([unknown.status, unknown.body.error.code, unknown.headers.get('allow')]).toEqual([
+      404,
+      'route_not_found',
+      null,
+    ])
+  })
+
+  it('MAX_BODY_BYTES is the largest body taken: 2048 bytes are read, 2049 are 413', async () => {
+    const body = (n: number) => {
+      const base = JSON.stringify({ slug: `s${n}`, name: '' })
+      return JSON.stringify({ slug: `s${n}`, name: 'x'.repeat(n - base.length) })
+    }
+    expect(Buffer.byteLength(body(2048))).toBe(2048)
+    const at = await client.call('POST', '/v1/admin/projects', { key: client.admin, rawBody: body(2048) })
+    // Read and checked by the route (the name is over 200 characters), not refused for its size.
+    expect([at.status, at.body.error?.code, at.body.error?.param]).toEqual([400, 'invalid_body', 'name'])
+    const over = await client.call('POST', '/v1/admin/projects', { key: client.admin, rawBody: body(2049) })
+    expect([over.status, over.body.error?.code]).toEqual([413, 'payload_too_large'])
+    expect(over.headers.get('x-request-id')).toMatch(/^req_/)
+  })
+})

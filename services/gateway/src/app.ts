@@ -6,16 +6,16 @@ import { pingDb } from '@mailer/db'
 import { linksFromEnv } from '@mailer/links'
 import { openApiDocument } from '@mailer/openapi'
 import express from 'express'
-import { match } from 'path-to-regexp'
 import { dashboardRouter } from './dashboard/index.js'
 import type { GatewayEnv } from './env.js'
+import { AllowedMethods, withoutAutoOptions } from './http/allowed-methods.js'
 import { Authenticator } from './http/authenticate.js'
 import { HttpDrain } from './http/drain.js'
 import { sendError } from './http/errors.js'
 import { httpMetrics } from './http/metrics.js'
 import { requestId } from './http/request-id.js'
 import { notFound, registerApiRoutes } from './routes/api-routes.js'
-import { PUBLIC_LINK_PATHS, publicLinksRouter } from './routes/public-links.js'
+import { PUBLIC_LINKS, publicLinksRouter } from './routes/public-links.js'
 
 export const SERVICE = 'gateway'
 
@@ -65,22 +65,24 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
 
   const auth = new Authenticator(rt.bus, env.ADMIN_API_KEY, env.AUTH_TIMEOUT_MS)
   const router = express.Router()
-  const paths = registerApiRoutes(router, ROUTES, {
+  const served = registerApiRoutes(router, ROUTES, {
     bus: rt.bus,
     auth,
     logger: rt.logger,
     timeoutMs: env.UPSTREAM_TIMEOUT_MS,
   })
-  app.use(router)
+  app.use(withoutAutoOptions(router))
   // Public tracking and unsubscribe links: no key, HTML/GIF/redirect answers, not in the catalog.
   app.use(
-    publicLinksRouter({
-      bus: rt.bus,
-      links: linksFromEnv(env),
-      logger: rt.logger,
-      metrics: rt.metrics,
-      timeoutMs: env.UPSTREAM_TIMEOUT_MS,
-    }),
+    withoutAutoOptions(
+      publicLinksRouter({
+        bus: rt.bus,
+        links: linksFromEnv(env),
+        logger: rt.logger,
+        metrics: rt.metrics,
+        timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+      }),
+    ),
   )
 
   // The operator dashboard: its web app, sign-in, and the admin API behind its session.
@@ -89,11 +91,17 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
     app.use(dashboardRouter(deps))
   }
 
-  // A known path with another method is 405; anything else is 404 route_not_found.
-  const matchers = ['/health', '/openapi.json', ...PUBLIC_LINK_PATHS, ...paths].map((p) => match(p))
+  // A known path with another method (OPTIONS too) is 405 with Allow; anything else is 404.
+  const allowed = new AllowedMethods([
+    { path: '/health', method: 'GET' },
+    { path: '/openapi.json', method: 'GET' },
+    ...PUBLIC_LINKS,
+    ...served,
+  ])
   app.use((req, res) => {
-    const known = matchers.some((m) => m(req.path) !== false)
-    const err = known
+    const allow = allowed.allow(req.path)
+    if (allow) res.setHeader('Allow', allow)
+    const err = allow
       ? new MailerError('method_not_allowed', `${req.method} is not allowed on ${req.path}`)
       : notFound(req.path)
     sendError(res, err, rt.logger, req.requestId)

@@ -3,6 +3,7 @@ import type { RouteDef } from '@mailer/contracts'
 import type { Logger, Metrics } from '@mailer/observability'
 import { Router } from 'express'
 import type { GatewayEnv } from '../env.js'
+import { withoutAutoOptions } from '../http/allowed-methods.js'
 import type { Authenticator } from '../http/authenticate.js'
 import { DashboardAuth } from './auth.js'
 import { securityHeaders } from './headers.js'
@@ -39,7 +40,12 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     res.set('Cache-Control', 'no-store')
     next()
   })
-  router.use(sessionRouter({ auth: dashboard, bus: deps.bus, logger: deps.logger, metrics: deps.metrics }))
+  // OPTIONS on the session path goes on to the API's 405 (proxy.ts), as on every other API path.
+  router.use(
+    withoutAutoOptions(
+      sessionRouter({ auth: dashboard, bus: deps.bus, logger: deps.logger, metrics: deps.metrics }),
+    ),
+  )
   router.use(proxyRouter(deps.routes, { ...deps, timeoutMs: env.UPSTREAM_TIMEOUT_MS, dashboard }))
   router.use(staticRouter(dir))
   return router

@@ -1,6 +1,6 @@
 import { MailerError, type RouteDef } from '@mailer/contracts'
 import { type Request, type Response, Router } from 'express'
-import { match } from 'path-to-regexp'
+import { AllowedMethods, type Served } from '../http/allowed-methods.js'
 import type { Authenticator } from '../http/authenticate.js'
 import { sendError } from '../http/errors.js'
 import { type ForwardDeps, forwardRoute, mirrorPath } from '../routes/api-routes.js'
@@ -19,7 +19,7 @@ export function proxyRouter(
   deps: ForwardDeps & { auth: Authenticator; dashboard: DashboardAuth },
 ): Router {
   const router = Router()
-  const paths: string[] = []
+  const served: Served[] = []
   for (const def of routes) {
     const method = def.method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete'
     if (def.auth === 'admin') {
@@ -28,22 +28,27 @@ export function proxyRouter(
         path,
         forwardRoute(def, (req) => deps.dashboard.caller(req), deps),
       )
-      paths.push(path)
+      served.push({ path, method: def.method })
     } else if (def.mirror) {
       const path = API_PREFIX + mirrorPath(def.path)
       const authenticate = async (req: Request) =>
         deps.auth.onProject(await deps.dashboard.caller(req), String(req.params.slug))
       router[method](path, forwardRoute(def, authenticate, deps))
-      paths.push(path)
+      served.push({ path, method: def.method })
     }
   }
 
   // Anything else under the API prefix answers in the contract's shape, never with the page.
-  const matchers = [`${API_PREFIX}/session`, ...paths].map((p) => match(p))
+  const session = `${API_PREFIX}/session`
+  const allowed = new AllowedMethods([
+    ...['GET', 'POST', 'DELETE'].map((method) => ({ path: session, method })),
+    ...served,
+  ])
   router.use(API_PREFIX, (req: Request, res: Response) => {
     const path = API_PREFIX + req.path
-    const known = matchers.some((m) => m(path) !== false)
-    const err = known
+    const allow = allowed.allow(path)
+    if (allow) res.setHeader('Allow', allow)
+    const err = allow
       ? new MailerError('method_not_allowed', `${req.method} is not allowed on ${path}`)
       : new MailerError('route_not_found', `No route ${path}`)
     sendError(res, err, deps.logger, req.requestId)

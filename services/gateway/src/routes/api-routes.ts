@@ -2,6 +2,7 @@ import type { Bus } from '@mailer/bus'
 import { type Caller, MailerError, type RouteDef, type RouteRequest } from '@mailer/contracts'
 import type { Logger } from '@mailer/observability'
 import type { Request, Response, Router } from 'express'
+import type { Served } from '../http/allowed-methods.js'
 import type { Authenticator } from '../http/authenticate.js'
 import { jsonBody } from '../http/body.js'
 import { sendError } from '../http/errors.js'
@@ -62,13 +63,14 @@ export const forwardRoute =
 /**
  * Registers every catalog route: authenticate (project key, admin key, or admin key on the
  * mirror), then forward a RouteRequest to the owning service's subject and answer its result.
+ * Returns the path and method of each, for the 405 answer to other methods.
  */
 export function registerApiRoutes(
   router: Router,
   routes: RouteDef[],
   deps: ForwardDeps & { auth: Authenticator },
-): string[] {
-  const paths: string[] = []
+): Served[] {
+  const served: Served[] = []
   const forward = (def: RouteDef, authenticate: (req: Request) => Promise<Caller>) =>
     forwardRoute(def, authenticate, deps)
 
@@ -79,24 +81,24 @@ export function registerApiRoutes(
         def.path,
         forward(def, (req) => deps.auth.admin(req)),
       )
-      paths.push(def.path)
+      served.push({ path: def.path, method: def.method })
     } else {
       router[method](
         def.path,
         forward(def, (req) => deps.auth.project(req)),
       )
-      paths.push(def.path)
+      served.push({ path: def.path, method: def.method })
       if (def.mirror) {
         const path = mirrorPath(def.path)
         router[method](
           path,
           forward(def, (req) => deps.auth.mirror(req, String(req.params.slug))),
         )
-        paths.push(path)
+        served.push({ path, method: def.method })
       }
     }
   }
-  return paths
+  return served
 }
 
 export function notFound(path: string): MailerError {

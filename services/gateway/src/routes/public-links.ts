@@ -19,8 +19,13 @@ import {
   unsubscribedPage,
 } from '../http/link-pages.js'
 
-/** Paths of the public links (no API key, not in the route catalog). */
-export const PUBLIC_LINK_PATHS = ['/t/o/:token', '/t/c/:token', '/u/:token']
+/** The public links (no API key, not in the route catalog). */
+export const PUBLIC_LINKS = [
+  { path: '/t/o/:token', method: 'GET' },
+  { path: '/t/c/:token', method: 'GET' },
+  { path: '/u/:token', method: 'GET' },
+  { path: '/u/:token', method: 'POST' },
+]
 
 interface Deps {
   bus: Bus
