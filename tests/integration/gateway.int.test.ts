@@ -1,6 +1,6 @@
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api } from '../support/http.js'
+import { api, createProject } from '../support/http.js'
 import { Stack } from '../support/stack.js'
 
 const te = useTestEnv()
@@ -75,6 +75,36 @@ describe('request conventions at the edges', () => {
       'route_not_found',
       null,
     ])
+  })
+
+  it('a path segment that is not valid percent-encoding is taken literally, never a body error', async () => {
+    const p = await createProject(client, 'pct')
+    // The id or slug is one no resource has: the route's own 404, after authentication as always.
+    const key = await client.del('/v1/admin/api-keys/%FF', client.admin)
+    expect([key.status, key.body.error?.code, key.body.error?.param]).toEqual([
+      404,
+      'api_key_not_found',
+      'id',
+    ])
+    expect(key.body.error.message).toContain("'%FF'")
+    const slug = await client.get('/v1/admin/projects/%E0%A4%A/emails', client.admin)
+    expect([slug.status, slug.body.error?.code, slug.body.error?.param]).toEqual([
+      404,
+      'project_not_found',
+      'slug',
+    ])
+    const project = await client.get('/v1/admin/projects/pct%', client.admin)
+    expect([project.status, project.body.error?.code]).toEqual([404, 'project_not_found'])
+    const noKey = await client.get('/v1/admin/projects/%FF')
+    expect([noKey.status, noKey.body.error?.code]).toEqual([401, 'missing_api_key'])
+    const route = await client.get('/v1/n%ZZope', p.live)
+    expect([route.status, route.body.error?.code]).toEqual([404, 'route_not_found'])
+    // A public link's token too: the "Link not found" page, never an error body.
+    const link = await client.get('/t/c/%FF')
+    expect([link.status, link.headers.get('content-type')?.split(';')[0]]).toEqual([404, 'text/html'])
+    // Valid escapes are decoded as before.
+    const ok = await client.get('/v1/admin/projects/p%63t', client.admin)
+    expect([ok.status, ok.body.slug]).toEqual([200, 'pct'])
   })
 
   it('MAX_BODY_BYTES is the largest body taken: 2048 bytes are read, 2049 are 413', async () => {

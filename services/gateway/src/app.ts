@@ -13,6 +13,7 @@ import { Authenticator } from './http/authenticate.js'
 import { HttpDrain } from './http/drain.js'
 import { sendError } from './http/errors.js'
 import { httpMetrics } from './http/metrics.js'
+import { literalBadEscapes } from './http/path-escapes.js'
 import { requestId } from './http/request-id.js'
 import { notFound, registerApiRoutes } from './routes/api-routes.js'
 import { PUBLIC_LINKS, publicLinksRouter } from './routes/public-links.js'
@@ -43,6 +44,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   app.use(drain.middleware)
   app.use(requestId)
   app.use(httpMetrics(rt.metrics))
+  app.use(literalBadEscapes)
   app.use(express.raw({ type: () => true, limit: env.MAX_BODY_BYTES }))
 
   app.get('/health', async (_req, res) => {
