@@ -3,7 +3,7 @@ import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql as sqlIn } from '../support/db.js'
 import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { ADMIN_KEY, Stack } from '../support/stack.js'
 
 const te = useTestEnv()
 const stack = new Stack(te)
@@ -381,5 +381,28 @@ describe('admin key unset', () => {
     } finally {
       await other.stopAll()
     }
+  })
+
+  it('an ADMIN_API_KEY with a line break or spaces around it (a Secret made from a file) still works', async () => {
+    // No HTTP header can carry the newline, so compared as written no admin call could ever pass.
+    const other = new Stack(te, { ADMIN_API_KEY: ` ${ADMIN_KEY}\n` })
+    await other.start('gateway')
+    try {
+      const r = await api(other.gatewayUrl).get('/v1/admin/projects', ADMIN_KEY)
+      expect(r.status).toBe(200)
+      const signIn = await fetch(`${other.gatewayUrl}/dashboard/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: other.gatewayUrl },
+        body: JSON.stringify({ key: `${ADMIN_KEY}\n` }),
+      })
+      expect(signIn.status).toBe(200)
+    } finally {
+      await other.stopAll()
+    }
+  })
+
+  it('an ADMIN_API_KEY of nothing but spaces stops the gateway naming it', async () => {
+    const { loadEnv } = await import('@mailer/gateway/env')
+    expect(() => loadEnv(stack.env({ ADMIN_API_KEY: ' \n' }))).toThrow(/ADMIN_API_KEY: must not be blank/)
   })
 })

@@ -5,8 +5,12 @@ import { z } from 'zod'
 export const gatewayEnv = baseEnv
   .extend({
     PORT: envInt(3000, 0, 65535),
-    /** The operator's admin key; without it every admin call fails with 401 invalid_api_key. */
-    ADMIN_API_KEY: z.string().min(1).optional(),
+    /**
+     * The operator's admin key; without it every admin call fails with 401 invalid_api_key. Spaces
+     * and line breaks around it are dropped: a Secret made from a file keeps the file's final
+     * newline, which no Authorization header can carry, so no admin call could ever have matched.
+     */
+    ADMIN_API_KEY: z.string().trim().min(1, 'must not be blank').optional(),
     MAX_BODY_BYTES: envInt(16 * 1024 * 1024, 1024),
     /** How long a request waits for the auth service before answering 503. */
     AUTH_TIMEOUT_MS: envInt(1_500, 100, 60_000),

@@ -8,7 +8,8 @@ import { sendError } from '../http/errors.js'
 import type { DashboardAuth } from './auth.js'
 import type { Session } from './session.js'
 
-const SignInBody = z.strictObject({ key: z.string().min(1).max(4096) })
+/** Trimmed like the Bearer token (and ADMIN_API_KEY): a pasted key often brings a line break. */
+const SignInBody = z.strictObject({ key: z.string().trim().min(1).max(4096) })
 const SignoutMessage = z.object({ sid: z.string(), expiresAt: z.number().int() })
 
 /**
