@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { AdminClient } from '@mailer/client'
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql as sqlIn } from '../support/db.js'
@@ -396,6 +397,34 @@ describe('admin key unset', () => {
         body: JSON.stringify({ key: `${ADMIN_KEY}\n` }),
       })
       expect(signIn.status).toBe(200)
+    } finally {
+      await other.stopAll()
+    }
+  })
+
+  it('an admin key of any characters works as curl sends it (UTF-8 bytes in the header)', async () => {
+    const key = 'clé secrète ñ 😀 admin'
+    const other = new Stack(te, { ADMIN_API_KEY: key })
+    await other.start('gateway')
+    try {
+      // Node hands header bytes over one character per byte: this string is the bytes curl sends.
+      const asSent = (k: string) => Buffer.from(k, 'utf8').toString('latin1')
+      const r = await api(other.gatewayUrl).get('/v1/admin/projects', asSent(key))
+      expect(r.status).toBe(200)
+      // The SDK (and so the CLI) sends it the same way.
+      const sdk = new AdminClient({ baseUrl: other.gatewayUrl, adminKey: key, maxRetries: 0 })
+      expect((await sdk.projects.list()).data).toBeInstanceOf(Array)
+      const wrong = await api(other.gatewayUrl).get('/v1/admin/projects', asSent('clé secrète ñ 😀 admiN'))
+      expect([wrong.status, wrong.body.error.code]).toEqual([401, 'invalid_api_key'])
+      const latin1 = new Stack(te, { ADMIN_API_KEY: 'clé' })
+      await latin1.start('gateway')
+      try {
+        // A client writing the key's characters as single bytes (Node's fetch does) still matches.
+        expect((await api(latin1.gatewayUrl).get('/v1/admin/projects', 'clé')).status).toBe(200)
+        expect((await api(latin1.gatewayUrl).get('/v1/admin/projects', asSent('clé'))).status).toBe(200)
+      } finally {
+        await latin1.stopAll()
+      }
     } finally {
       await other.stopAll()
     }

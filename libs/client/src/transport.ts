@@ -58,6 +58,14 @@ function appendQuery(url: URL, query: Query | undefined): void {
 }
 
 /** fetch-based HTTP: JSON in and out, the contract's errors as MailerApiError, retries. */
+/**
+ * A header value as fetch can send it: fetch takes characters up to U+00FF only, one byte each,
+ * so a key beyond ASCII (the admin key is the operator's choice) goes as its UTF-8 bytes, as curl
+ * sends it and as the gateway reads it.
+ */
+const headerBytes = (s: string): string =>
+  /^[\x20-\x7e]*$/.test(s) ? s : String.fromCharCode(...new TextEncoder().encode(s))
+
 export class HttpTransport {
   readonly baseUrl: string
   // A true private field: printing a client never shows its key.
@@ -96,7 +104,7 @@ export class HttpTransport {
     const url = new URL(this.baseUrl + path)
     appendQuery(url, init.query)
     const headers: Record<string, string> = { accept: 'application/json', ...this.#opts.headers }
-    if (this.#opts.token) headers.authorization = `Bearer ${this.#opts.token}`
+    if (this.#opts.token) headers.authorization = `Bearer ${headerBytes(this.#opts.token)}`
     if (init.idempotencyKey !== undefined) headers['idempotency-key'] = init.idempotencyKey
     if (init.requestId !== undefined) headers['x-request-id'] = init.requestId
     let body: string | undefined

@@ -31,6 +31,19 @@ function bearer(req: Request): string {
   return token
 }
 
+/**
+ * The token read as UTF-8, when that differs from how it arrived. Node hands a header value over
+ * one character per byte (latin1), so an admin key with a character beyond ASCII, sent by curl as
+ * UTF-8 bytes, arrived as `clÃ©` and could never match `clé`; a client writing such characters as
+ * single bytes (Node's fetch, for latin1 ones) is still matched as sent. Null for ASCII tokens and
+ * for bytes that are not UTF-8.
+ */
+function utf8Reading(token: string): string | null {
+  if (!/[\x80-\xff]/.test(token) || /[\u0100-\uffff]/.test(token)) return null
+  const s = Buffer.from(token, 'latin1').toString('utf8')
+  return s.includes('\ufffd') ? null : s
+}
+
 export class Authenticator {
   private readonly adminDigest: Buffer | null
   private readonly verified: VerifiedKeys
@@ -48,7 +61,10 @@ export class Authenticator {
 
   /** Equal-length digests compared in constant time, so timing says nothing about the key. */
   private isAdminKey(token: string): boolean {
-    return this.adminDigest !== null && timingSafeEqual(sha256(token), this.adminDigest)
+    if (this.adminDigest === null) return false
+    const asSent = timingSafeEqual(sha256(token), this.adminDigest)
+    const utf8 = utf8Reading(token)
+    return (utf8 !== null && timingSafeEqual(sha256(utf8), this.adminDigest)) || asSent
   }
 
   private async verify(token: string, requestId: string): Promise<VerifyKeyResponse> {
