@@ -253,6 +253,15 @@ describe('authentication failures (interface.md part 5)', () => {
     expect(await code(`Bearer fs_live_${'A'.repeat(32)} extra`)).toBe('invalid_api_key')
     expect(await code('Bearer  ')).toBe('missing_api_key')
     expect(await code('Basic dXNlcjpwYXNz')).toBe('missing_api_key')
+
+    // Each 401 names the scheme it wants (RFC 9110), and a key it refused as such (RFC 6750).
+    expect(none.headers.get('www-authenticate')).toBe('Bearer')
+    expect(unknown.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"')
+    const admin = await client.get('/v1/admin/projects', 'not-the-admin-key')
+    expect(admin.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"')
+    expect((await client.get('/v1/me', client.admin)).headers.get('www-authenticate')).toBe(
+      'Bearer error="invalid_token"',
+    )
   })
 
   it('a revoke takes effect on the very next request and cannot be undone', async () => {

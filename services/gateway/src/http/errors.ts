@@ -4,8 +4,8 @@ import type { Response } from 'express'
 
 /**
  * The one place where errors become HTTP: status from the error, the contract's body shape,
- * `Retry-After: 60` on rate limits. Anything that is not a MailerError is logged with the
- * request id and answered as 500 `internal` without details.
+ * `Retry-After: 60` on rate limits, `WWW-Authenticate` on key failures. Anything that is not a
+ * MailerError is logged with the request id and answered as 500 `internal` without details.
  */
 export function sendError(res: Response, err: unknown, logger: Logger, requestId: string): void {
   let e: MailerError
@@ -16,6 +16,11 @@ export function sendError(res: Response, err: unknown, logger: Logger, requestId
     logger.error({ err, requestId }, 'unexpected error')
     e = new MailerError('internal', `Internal error; quote request id ${requestId}`)
   }
+  // A 401 names the scheme it wants (RFC 9110 11.6.1); a key sent and refused is RFC 6750's
+  // invalid_token. The dashboard's cookie session (invalid_session) has no such scheme.
+  if (e.code === 'missing_api_key') res.setHeader('WWW-Authenticate', 'Bearer')
+  else if (e.status === 401 && e.code !== 'invalid_session')
+    res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token"')
   if (e.code === 'rate_limited') res.setHeader('Retry-After', '60')
   if (e.code === 'service_unavailable') res.setHeader('Retry-After', '1')
   const body: Record<string, unknown> = { type: e.type, code: e.code, message: e.message }
