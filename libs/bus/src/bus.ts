@@ -17,6 +17,7 @@ import type { z } from 'zod'
 import { answerError } from './answer-error.js'
 import { coalesceFlushes } from './coalesced-flush.js'
 import { decodeJson, decodeReply, encodeJson } from './codec.js'
+import { ReconnectHooks } from './reconnect-hooks.js'
 import { ReplyError, ReplyInbox } from './reply-inbox.js'
 import { UnpublishableMessage } from './unpublishable.js'
 
@@ -59,6 +60,8 @@ export class Bus {
   private readonly handledSeconds
   /** Answers to this connection's requests and JetStream publishes. */
   private readonly inbox: ReplyInbox
+  /** Streams and consumers declared again, and caches dropped, after each reconnect. */
+  readonly reconnects: ReconnectHooks
 
   private constructor(
     readonly nc: NatsConnection,
@@ -67,6 +70,7 @@ export class Bus {
   ) {
     this.js = nc.jetstream()
     this.inbox = new ReplyInbox(nc)
+    this.reconnects = new ReconnectHooks(opts.logger)
     this.requestSeconds = opts.metrics.histogram(
       'nats_request_seconds',
       'NATS request-reply calls made, by subject and outcome',
@@ -99,7 +103,10 @@ export class Bus {
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === 'disconnect') bus.lost()
-        if (s.type === 'reconnect') bus.connected = true
+        if (s.type === 'reconnect') {
+          bus.connected = true
+          void bus.reconnects.reconnected(() => nc.isClosed())
+        }
         if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
           opts.logger.warn({ status: s.type, data: String(s.data) }, 'nats connection status')
         }

@@ -40,16 +40,21 @@ export async function ensureStream(
     ...(bus.streamReplicas ? { num_replicas: bus.streamReplicas } : {}),
     ...overrides,
   }
-  try {
-    await bus.jsm.streams.info(cfg.name!)
-    await bus.jsm.streams.update(cfg.name!, cfg)
-  } catch (err) {
-    if (err instanceof NatsError && (err.api_error?.err_code === 10059 || /not found/i.test(err.message))) {
-      await bus.jsm.streams.add(cfg)
-      return
+  const declare = async () => {
+    try {
+      await bus.jsm.streams.info(cfg.name!)
+      await bus.jsm.streams.update(cfg.name!, cfg)
+    } catch (err) {
+      if (err instanceof NatsError && (err.api_error?.err_code === 10059 || /not found/i.test(err.message))) {
+        await bus.jsm.streams.add(cfg)
+        return
+      }
+      throw err
     }
-    throw err
   }
+  await declare()
+  // Again after every reconnect: a server back without its store has lost the stream.
+  bus.reconnects.declare(`stream:${cfg.name}`, declare)
 }
 
 /** Creates or updates a durable pull consumer. */
@@ -69,16 +74,22 @@ export async function ensureConsumer(
     ...cfg,
   }
   const streamName = bus.streamName(stream)
-  try {
-    await bus.jsm.consumers.info(streamName, name)
-    await bus.jsm.consumers.update(streamName, name, full)
-  } catch (err) {
-    if (err instanceof NatsError && (err.api_error?.err_code === 10014 || /not found/i.test(err.message))) {
-      await bus.jsm.consumers.add(streamName, full)
-    } else {
-      throw err
+  const declare = async () => {
+    try {
+      await bus.jsm.consumers.info(streamName, name)
+      await bus.jsm.consumers.update(streamName, name, full)
+    } catch (err) {
+      if (err instanceof NatsError && (err.api_error?.err_code === 10014 || /not found/i.test(err.message))) {
+        await bus.jsm.consumers.add(streamName, full)
+      } else {
+        throw err
+      }
     }
   }
+  await declare()
+  // Again after every reconnect (after the streams, declared first): a server back without its
+  // store has lost the consumer, and `consume` waits for it to exist again.
+  bus.reconnects.declare(`consumer:${streamName}:${name}`, declare)
   return name
 }
 
@@ -142,6 +153,10 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
 
   const messages = await consumer.consume({
     max_messages: opts.prefetch ?? Math.max(opts.concurrency * 2, 16),
+    // Pulls expire (and heartbeats are checked) every 10 s instead of 30: a consumer lost with the
+    // server's store and declared again after the reconnect is looked for at that pace, so work
+    // resumes within seconds rather than a minute.
+    expires: 10_000,
   })
   const loop = (async () => {
     for await (const msg of messages) {
