@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer, connect as netConnect } from 'node:net'
+import { createServer, connect as netConnect, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { waitFor } from '@mailer/testing/wait-for'
@@ -213,5 +213,56 @@ export async function settleWithin(p: Promise<unknown>, ms: number): Promise<boo
     return await Promise.race([p.then(() => true as const), late])
   } finally {
     clearTimeout(timer)
+  }
+}
+
+/**
+ * A TCP front door to another port on 127.0.0.1 that a test can cut: every connection through it,
+ * open or new, is dropped until `restore()`. Gives one client (a service's NATS connection) an
+ * outage of its own while everything else stays connected.
+ */
+export class TcpProxy {
+  private readonly open = new Set<Socket>()
+  private down = false
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+  ) {}
+
+  static async start(targetPort: number): Promise<TcpProxy> {
+    let proxy!: TcpProxy
+    const server = createServer((client) => {
+      if (proxy.down) {
+        client.destroy()
+        return
+      }
+      const upstream = netConnect({ host: '127.0.0.1', port: targetPort })
+      for (const s of [client, upstream]) {
+        proxy.open.add(s)
+        s.on('close', () => proxy.open.delete(s))
+        s.on('error', () => undefined)
+      }
+      client.pipe(upstream)
+      upstream.pipe(client)
+      client.on('close', () => upstream.destroy())
+      upstream.on('close', () => client.destroy())
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    proxy = new TcpProxy(server, (server.address() as { port: number }).port)
+    return proxy
+  }
+
+  cut(): void {
+    this.down = true
+    for (const s of this.open) s.destroy()
+  }
+
+  restore(): void {
+    this.down = false
+  }
+
+  async close(): Promise<void> {
+    this.cut()
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
   }
 }

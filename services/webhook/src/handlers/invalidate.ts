@@ -9,7 +9,9 @@ export type OnChange = (projectId: string) => Promise<void>
 
 /**
  * Every replica drops a project's cached webhook list, and hands back the deliveries it claimed
- * ahead for it, when another replica broadcasts a change.
+ * ahead for it, when another replica broadcasts a change. Broadcasts sent while this replica's
+ * connection was down never reach it: after a reconnect every cached list is dropped, else a
+ * webhook created meanwhile got none of the events fanned out here until the list's TTL ran out.
  */
 export function subscribeInvalidations(bus: Bus, cache: WebhookCache, onChange: OnChange): void {
   bus.subscribe(SUBJECTS.webhookInvalidate, (payload) => {
@@ -17,6 +19,7 @@ export function subscribeInvalidations(bus: Bus, cache: WebhookCache, onChange: 
     cache.invalidate(projectId)
     void onChange(projectId)
   })
+  bus.reconnects.onReconnect(() => cache.clear())
 }
 
 /**

@@ -1,0 +1,69 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { start } from '@mailer/webhook/app'
+import { loadEnv } from '@mailer/webhook/env'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, createProject } from '../support/http.js'
+import { TcpProxy } from '../support/infra.js'
+import { Stack } from '../support/stack.js'
+import { EventPublisher, makeEvent, Receiver } from '../support/webhooks.js'
+
+// A webhook replica whose own NATS connection dropped for a moment misses the invalidations sent
+// meanwhile (core pub/sub keeps nothing for an absent subscriber). A webhook created then must
+// still get the events that replica fans out once it is back.
+const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' })
+const stack = new Stack(te)
+let client: ReturnType<typeof api>
+let events: EventPublisher
+let proxy: TcpProxy
+let replica: Awaited<ReturnType<typeof start>> | undefined
+const receivers: Receiver[] = []
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'gateway'])
+  client = api(stack.gatewayUrl)
+  events = await EventPublisher.connect(te)
+  proxy = await TcpProxy.start(Number(new URL(te.natsUrl).port || 4222))
+})
+afterAll(async () => {
+  await replica?.stop()
+  await stack.stopAll()
+  await events.close()
+  await proxy.close()
+  await Promise.all(receivers.map((r) => r.close()))
+})
+
+const ready = async (port: number) => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200
+
+describe('a webhook replica back from a NATS outage of its own', () => {
+  it('fans out to a webhook created while it was away', async () => {
+    const [first, second] = [await Receiver.start(), await Receiver.start()]
+    receivers.push(first, second)
+    // The only replica, through the proxy: it serves the first webhook and caches the project.
+    replica = await start(loadEnv(stack.env({ NATS_URL: `nats://127.0.0.1:${proxy.port}` })))
+    const port = replica.ops.port
+    const p = await createProject(client, 'reconnect')
+    expect((await client.post('/v1/webhooks', p.live, { url: first.url() })).status).toBe(201)
+    const e1 = makeEvent()
+    await events.publish(p.project.id, e1)
+    await waitFor(() => first.requests.length === 1 || null, { what: 'the first event delivered' })
+
+    // Its connection drops; another replica takes the creation of a second webhook, then stops.
+    proxy.cut()
+    await waitFor(async () => !(await ready(port)) || null, { what: 'the replica disconnected' })
+    await stack.start('webhook')
+    expect((await client.post('/v1/webhooks', p.live, { url: second.url() })).status).toBe(201)
+    await stack.stop('webhook')
+    proxy.restore()
+    await waitFor(async () => (await ready(port)) || null, { timeoutMs: 15_000, what: 'the replica back' })
+
+    const e2 = makeEvent('email.bounced')
+    await events.publish(p.project.id, e2)
+    await waitFor(() => second.requests.some((r) => r.body.id === e2.id) || null, {
+      timeoutMs: 15_000,
+      what: 'the event at the webhook created meanwhile',
+    })
+    await waitFor(() => first.requests.some((r) => r.body.id === e2.id) || null, {
+      what: 'the event at the first webhook',
+    })
+  })
+})
