@@ -1,21 +1,24 @@
-import { EVENT_GROUP_MAX, SUBJECTS } from '@mailer/contracts'
+import { EVENT_GROUP_MAX, EVENT_GROUP_MAX_BYTES, SUBJECTS } from '@mailer/contracts'
 
 /**
  * For hot paths that write their events inside one larger statement (the accept, the
  * dispatcher's outcomes): a CTE `o` turning the event messages of JSON parameter `$param`
  * (records of email_id, msg_id, payload, as `eventMessage` builds them) whose email is in CTE
- * `written` into group messages (EventGroupMessage): up to EVENT_GROUP_MAX events per outbox row,
- * in event id order (ids are monotonic: creation order), subject `events.group`, msg_id
- * `g:<first event id>`. Read the rows back with `outboxRowsJson('o')`.
+ * `written` into group messages (EventGroupMessage): up to EVENT_GROUP_MAX events and about
+ * EVENT_GROUP_MAX_BYTES per outbox row (a new group starts where the running size crosses a
+ * multiple of it), in event id order (ids are monotonic: creation order), subject
+ * `events.group`, msg_id `g:<first event id>`. Read the rows back with `outboxRowsJson('o')`.
  */
 export const eventGroupsCte = (param: number, written: string): string => `o AS (
   INSERT INTO outbox (subject, msg_id, payload)
   SELECT '${SUBJECTS.eventGroup}', 'g:' || min(q.msg_id),
          jsonb_build_object('events', jsonb_agg(q.payload ORDER BY q.msg_id))
   FROM (SELECT ev.msg_id, ev.payload,
-               (row_number() OVER (ORDER BY ev.msg_id) - 1) / ${EVENT_GROUP_MAX} AS chunk
+               (row_number() OVER w - 1) / ${EVENT_GROUP_MAX} AS chunk,
+               (sum(octet_length(ev.payload::text)) OVER w - 1) / ${EVENT_GROUP_MAX_BYTES} AS part
         FROM jsonb_to_recordset($${param}::jsonb) AS ev(email_id text, msg_id text, payload jsonb)
-        JOIN ${written} ON ${written}.id = ev.email_id) q
-  GROUP BY q.chunk
+        JOIN ${written} ON ${written}.id = ev.email_id
+        WINDOW w AS (ORDER BY ev.msg_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) q
+  GROUP BY q.chunk, q.part
   RETURNING id, subject, msg_id, payload
 )`
