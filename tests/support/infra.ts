@@ -229,7 +229,8 @@ export class TcpProxy {
     readonly port: number,
   ) {}
 
-  static async start(targetPort: number): Promise<TcpProxy> {
+  /** `delayMs`: each chunk is passed on that much later, both ways (a slow network path). */
+  static async start(targetPort: number, delayMs = 0): Promise<TcpProxy> {
     let proxy!: TcpProxy
     const server = createServer((client) => {
       if (proxy.down) {
@@ -242,8 +243,13 @@ export class TcpProxy {
         s.on('close', () => proxy.open.delete(s))
         s.on('error', () => undefined)
       }
-      client.pipe(upstream)
-      upstream.pipe(client)
+      const forward = (from: Socket, to: Socket) =>
+        from.on('data', (chunk) => {
+          if (delayMs === 0) to.write(chunk)
+          else setTimeout(() => to.writable && to.write(chunk), delayMs)
+        })
+      forward(client, upstream)
+      forward(upstream, client)
       client.on('close', () => upstream.destroy())
       upstream.on('close', () => client.destroy())
     })

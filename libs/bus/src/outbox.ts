@@ -1,6 +1,6 @@
 import type { Db } from '@mailer/db'
 import type { Logger, Metrics } from '@mailer/observability'
-import type { Bus } from './bus.js'
+import { type Bus, DEFAULT_REQUEST_TIMEOUT_MS } from './bus.js'
 import { encodeJson } from './codec.js'
 import type { OutboxRow } from './outbox-sql.js'
 import { UnpublishableMessage } from './unpublishable.js'
@@ -13,6 +13,9 @@ export interface OutboxMessage {
 
 /** Anything with Prisma's `outboxMessage` delegate: the client or a transaction. */
 type OutboxWriter = Pick<Db, 'outboxMessage'>
+
+/** Rows a sweeper pass publishes (together) and deletes in one transaction. */
+const SWEEP_BATCH = 500
 
 /**
  * Transactional outbox. `write` inserts messages in the caller's transaction; after the commit,
@@ -114,28 +117,42 @@ export class Outbox {
     }
   }
 
-  /** Publishes rows older than the grace period; returns how many it published. */
+  /**
+   * Publishes rows older than the grace period; returns how many it published. A pass publishes its
+   * rows all at once, as `publish` does: one at a time, a pass of 500 took 500 round trips to NATS,
+   * over the transaction's time limit on a path of 10 ms or more (a NATS in another zone, or busy
+   * catching up after an outage), so it was rolled back after publishing and never deleted
+   * anything: the next pass published the same rows, and those behind them never went out.
+   */
   async sweep(): Promise<number> {
     const grace = this.opts.graceMs ?? 5_000
     let total = 0
     for (;;) {
-      const n = await this.db.$transaction(async (tx) => {
-        const rows = await tx.$queryRawUnsafe<OutboxRow[]>(
-          `SELECT id, subject, msg_id AS "msgId", payload FROM outbox
-           WHERE created_at < now() - ($1::int * interval '1 millisecond') AND id <> ALL($2::bigint[])
-           ORDER BY id LIMIT 500 FOR UPDATE SKIP LOCKED`,
-          grace,
-          [...this.unpublishable],
-        )
-        const done: bigint[] = []
-        let stopped = false
-        for (const r of rows) {
-          try {
-            await this.bus.publishDurable(this.bus.subject(r.subject), encodeJson(r.payload), r.msgId)
-            this.published.inc({ path: 'sweeper' })
-            done.push(r.id)
-          } catch (err) {
+      const n = await this.db.$transaction(
+        async (tx) => {
+          const rows = await tx.$queryRawUnsafe<OutboxRow[]>(
+            `SELECT id, subject, msg_id AS "msgId", payload FROM outbox
+             WHERE created_at < now() - ($1::int * interval '1 millisecond') AND id <> ALL($2::bigint[])
+             ORDER BY id LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED`,
+            grace,
+            [...this.unpublishable],
+          )
+          const results = await Promise.allSettled(
+            rows.map((r) =>
+              this.bus.publishDurable(this.bus.subject(r.subject), encodeJson(r.payload), r.msgId),
+            ),
+          )
+          const done: bigint[] = []
+          let stopped = false
+          for (const [i, res] of results.entries()) {
+            const r = rows[i]!
+            if (res.status === 'fulfilled') {
+              this.published.inc({ path: 'sweeper' })
+              done.push(r.id)
+              continue
+            }
             this.failures.inc()
+            const err = res.reason
             if (err instanceof UnpublishableMessage) {
               this.unpublishable.add(r.id)
               this.oversized.inc()
@@ -145,15 +162,16 @@ export class Outbox {
               )
               continue
             }
-            this.logger.warn({ err, msgId: r.msgId }, 'outbox sweeper publish failed')
+            if (!stopped) this.logger.warn({ err, msgId: r.msgId }, 'outbox sweeper publish failed')
             stopped = true
-            break
           }
-        }
-        if (done.length) await tx.$executeRawUnsafe('DELETE FROM outbox WHERE id = ANY($1::bigint[])', done)
-        // Another pass only after a full one that NATS did not interrupt.
-        return { done: done.length, more: !stopped && rows.length === 500 }
-      })
+          if (done.length) await tx.$executeRawUnsafe('DELETE FROM outbox WHERE id = ANY($1::bigint[])', done)
+          // Another pass only after a full one that NATS did not interrupt.
+          return { done: done.length, more: !stopped && rows.length === SWEEP_BATCH }
+        },
+        // Each publish waits at most DEFAULT_REQUEST_TIMEOUT_MS, and they run together.
+        { timeout: DEFAULT_REQUEST_TIMEOUT_MS * 3 },
+      )
       total += n.done
       if (!n.more) return total
     }
