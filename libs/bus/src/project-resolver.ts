@@ -30,6 +30,11 @@ export class ProjectResolver {
     private readonly maxEntries = 10_000,
   ) {
     bus.subscribe(SUBJECTS.authInvalidate, (payload) => this.invalidate(AuthInvalidation.parse(payload)))
+    // Invalidations broadcast while the connection was down never arrived.
+    bus.reconnects.onReconnect(() => {
+      this.generation++
+      this.cache.clear()
+    })
   }
 
   /** The project (disabled ones included), or 404 `project_not_found` with `param`. */

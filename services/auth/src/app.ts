@@ -19,6 +19,7 @@ export async function start(env: AuthEnv): Promise<Runtime<AuthEnv>> {
   rt.onStop(() => lastUsed.stop())
 
   rt.bus.subscribe(SUBJECTS.authInvalidate, (payload) => store.apply(AuthInvalidation.parse(payload)))
+  rt.bus.reconnects.onReconnect(() => store.clear())
   const invalidate = makeInvalidate(rt.bus, store)
   serveVerify(rt.bus, store, lastUsed, SERVICE)
   serveProjects(rt.bus, rt.db, invalidate, SERVICE)

@@ -61,6 +61,7 @@ export async function start(
   rt.bus.subscribe(SUBJECTS.domainsInvalidate, (p) =>
     domains.invalidate(DomainsInvalidation.parse(p).projectId),
   )
+  rt.bus.reconnects.onReconnect(() => domains.clear())
 
   const templateCache = new TemplateCache(new TemplateStore(rt.db), env.TEMPLATE_CACHE_TTL_SECONDS * 1000)
   const ctx: EmailContext = {

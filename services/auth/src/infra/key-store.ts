@@ -91,6 +91,17 @@ export class KeyStore {
     return value
   }
 
+  /**
+   * Forgets every key and project: after a reconnect, since invalidations broadcast while this
+   * replica's connection was down never reached it (a key revoked meanwhile would otherwise stay
+   * valid here for the rest of its TTL).
+   */
+  clear(): void {
+    this.generation++
+    this.keys.clear()
+    this.projects.clear()
+  }
+
   apply(inv: AuthInvalidation): void {
     this.generation++
     for (const h of inv.keyHashes) this.keys.delete(h)

@@ -36,6 +36,11 @@ export class DkimKeys {
     for (const id of this.entries.keys()) if (id.startsWith(`${projectId}\u0000`)) this.entries.delete(id)
   }
 
+  /** Every domain (after a reconnect: invalidations sent meanwhile never arrived). */
+  clear(): void {
+    this.entries.clear()
+  }
+
   private async load(projectId: string, domain: string): Promise<DkimKey | null> {
     const row = await this.db.domain.findUnique({
       where: { projectId_name: { projectId, name: domain } },

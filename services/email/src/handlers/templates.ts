@@ -63,6 +63,7 @@ export function serveTemplates(ctx: EmailContext, cache: TemplateCache): void {
     const { projectId, name } = TemplatesInvalidation.parse(p)
     cache.invalidate(projectId, name)
   })
+  rt.bus.reconnects.onReconnect(() => cache.clear())
   const changed = async (t: Template, action: string, requestId: string) => {
     cache.invalidate(t.projectId, t.name)
     rt.bus.publish(SUBJECTS.templatesInvalidate, {

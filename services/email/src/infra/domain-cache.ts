@@ -42,6 +42,11 @@ export class DomainCache {
     this.loading.delete(projectId)
   }
 
+  /** Every project, loads in flight included (after a reconnect: invalidations sent meanwhile never arrived). */
+  clear(): void {
+    for (const id of new Set([...this.entries.keys(), ...this.loading.keys()])) this.invalidate(id)
+  }
+
   private async load(projectId: string): Promise<ProjectDomains> {
     const rows = await this.db.domain.findMany({
       where: { projectId },

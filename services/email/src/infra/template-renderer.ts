@@ -40,6 +40,11 @@ export class TemplateCache implements TemplateRenderer {
     this.slots.delete(key(projectId, name))
   }
 
+  /** Every template (after a reconnect: invalidations sent meanwhile never arrived). */
+  clear(): void {
+    this.slots.clear()
+  }
+
   private load(projectId: string, name: string): Promise<Entry | null> {
     const k = key(projectId, name)
     const now = Date.now()

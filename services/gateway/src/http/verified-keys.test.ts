@@ -23,6 +23,16 @@ describe('VerifiedKeys', () => {
     expect(c.get('h', 2_000)).toBeUndefined()
   })
 
+  it('forgets every key on clear (a reconnect), and keeps no answer that was in flight across it', () => {
+    const c = new VerifiedKeys(60_000)
+    c.set('a', verified('proj_1'))
+    const seen = c.generation
+    c.clear()
+    expect(c.get('a')).toBeUndefined()
+    c.set('b', verified('proj_1'), seen)
+    expect(c.get('b')).toBeUndefined()
+  })
+
   it('drops keys named by an invalidation, and every key of an invalidated project', () => {
     const c = new VerifiedKeys(60_000)
     c.set('a', verified('proj_1'))

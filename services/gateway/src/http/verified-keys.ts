@@ -43,6 +43,12 @@ export class VerifiedKeys {
     this.map.set(keyHash, { value, until: now + this.ttlMs })
   }
 
+  /** Forgets every key (after a reconnect: invalidations sent meanwhile never arrived). */
+  clear(): void {
+    this.generation++
+    this.map.clear()
+  }
+
   apply(inv: AuthInvalidation): void {
     this.generation++
     for (const h of inv.keyHashes) this.map.delete(h)
