@@ -2,10 +2,11 @@ import { useTestEnv, waitFor } from '@mailer/testing'
 import { start } from '@mailer/webhook/app'
 import { loadEnv } from '@mailer/webhook/env'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from '../support/db.js'
 import { api, createProject } from '../support/http.js'
 import { TcpProxy } from '../support/infra.js'
 import { Stack } from '../support/stack.js'
-import { EventPublisher, makeEvent, Receiver } from '../support/webhooks.js'
+import { EventPublisher, makeEvent, Receiver, verifyWebhook } from '../support/webhooks.js'
 
 // A webhook replica whose own NATS connection dropped for a moment misses the invalidations sent
 // meanwhile (core pub/sub keeps nothing for an absent subscriber). A webhook created then must
@@ -15,7 +16,7 @@ const stack = new Stack(te)
 let client: ReturnType<typeof api>
 let events: EventPublisher
 let proxy: TcpProxy
-let replica: Awaited<ReturnType<typeof start>> | undefined
+const replicas: Array<Awaited<ReturnType<typeof start>>> = []
 const receivers: Receiver[] = []
 
 beforeAll(async () => {
@@ -25,7 +26,7 @@ beforeAll(async () => {
   proxy = await TcpProxy.start(Number(new URL(te.natsUrl).port || 4222))
 })
 afterAll(async () => {
-  await replica?.stop()
+  for (const r of replicas) await r.stop()
   await stack.stopAll()
   await events.close()
   await proxy.close()
@@ -39,7 +40,8 @@ describe('a webhook replica back from a NATS outage of its own', () => {
     const [first, second] = [await Receiver.start(), await Receiver.start()]
     receivers.push(first, second)
     // The only replica, through the proxy: it serves the first webhook and caches the project.
-    replica = await start(loadEnv(stack.env({ NATS_URL: `nats://127.0.0.1:${proxy.port}` })))
+    const replica = await start(loadEnv(stack.env({ NATS_URL: `nats://127.0.0.1:${proxy.port}` })))
+    replicas.push(replica)
     const port = replica.ops.port
     const p = await createProject(client, 'reconnect')
     expect((await client.post('/v1/webhooks', p.live, { url: first.url() })).status).toBe(201)
@@ -66,4 +68,62 @@ describe('a webhook replica back from a NATS outage of its own', () => {
       what: 'the event at the first webhook',
     })
   })
+
+  it('signs what it had claimed ahead with a secret rotated while it was away', async () => {
+    for (const r of replicas.splice(0)) await r.stop()
+    // The first attempt is held open, so the second delivery waits in this replica's memory
+    // (one attempt at a time per webhook), claimed with the webhook as it was.
+    let release!: () => void
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const rx = await Receiver.start((_r, n) => (n === 1 ? { status: 200, after: held } : { status: 200 }))
+    receivers.push(rx)
+    const replica = await start(
+      loadEnv(
+        stack.env({
+          NATS_URL: `nats://127.0.0.1:${proxy.port}`,
+          WEBHOOK_ENDPOINT_CONCURRENCY: '1',
+          // Leases long enough that the claim ahead outlives the outage below.
+          WEBHOOK_TIMEOUT_MS: '60000',
+        }),
+      ),
+    )
+    replicas.push(replica)
+    const port = replica.ops.port
+    const p = await createProject(client, 'reconnect-rotate')
+    const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
+    const [e1, e2] = [makeEvent(), makeEvent('email.bounced')]
+    await events.publish(p.project.id, e1)
+    await waitFor(() => rx.requests.length === 1 || null, { what: 'the first attempt in flight' })
+    await events.publish(p.project.id, e2)
+    await waitFor(
+      async () =>
+        (
+          await sql(te, 'SELECT 1 FROM webhook_deliveries WHERE event_id = $1 AND locked_until > now()', [
+            e2.id,
+          ])
+        ).length === 1 || null,
+      { what: 'the second delivery claimed ahead' },
+    )
+
+    // Its connection drops; another replica takes the rotation, then stops.
+    proxy.cut()
+    await waitFor(async () => !(await ready(port)) || null, { what: 'the replica disconnected' })
+    await stack.start('webhook')
+    const rotated = await client.post(`/v1/webhooks/${wh.id}/rotate-secret`, p.live)
+    expect(rotated.status).toBe(200)
+    await stack.stop('webhook')
+    proxy.restore()
+    await waitFor(async () => (await ready(port)) || null, { timeoutMs: 15_000, what: 'the replica back' })
+
+    release()
+    const second = await waitFor(() => rx.requests.find((r) => r.body.id === e2.id) ?? null, {
+      timeoutMs: 15_000,
+      what: 'the second event at the webhook',
+    })
+    const signature = String(second.headers['service-signature'])
+    expect(verifyWebhook(signature, rotated.body.secret, second.raw)).toBe(true)
+    expect(verifyWebhook(signature, wh.secret, second.raw)).toBe(false)
+  }, 60_000)
 })

@@ -72,7 +72,7 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
     },
   )
 
-  const handBack = (projectId: string) => worker.handBack(projectId)
+  const handBack = (projectId?: string) => worker.handBack(projectId)
   subscribeInvalidations(bus, cache, handBack)
   const deps = {
     bus,

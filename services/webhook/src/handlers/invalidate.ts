@@ -4,14 +4,19 @@ import type { WebhookCache } from '../infra/webhook-cache.js'
 
 export type Invalidate = (projectId: string) => Promise<void>
 
-/** What else holds a project's webhooks as they were: deliveries claimed ahead (DeliveryWorker). Never throws. */
-export type OnChange = (projectId: string) => Promise<void>
+/**
+ * What else holds a project's webhooks as they were: deliveries claimed ahead (DeliveryWorker);
+ * without a project, every project's. Never throws.
+ */
+export type OnChange = (projectId?: string) => Promise<void>
 
 /**
  * Every replica drops a project's cached webhook list, and hands back the deliveries it claimed
  * ahead for it, when another replica broadcasts a change. Broadcasts sent while this replica's
- * connection was down never reach it: after a reconnect every cached list is dropped, else a
- * webhook created meanwhile got none of the events fanned out here until the list's TTL ran out.
+ * connection was down never reach it: after a reconnect every cached list is dropped (else a
+ * webhook created meanwhile got none of the events fanned out here until the list's TTL ran out)
+ * and every delivery claimed ahead is handed back (else it went out with the webhook as it was:
+ * a secret rotated meanwhile, an old URL).
  */
 export function subscribeInvalidations(bus: Bus, cache: WebhookCache, onChange: OnChange): void {
   bus.subscribe(SUBJECTS.webhookInvalidate, (payload) => {
@@ -19,7 +24,10 @@ export function subscribeInvalidations(bus: Bus, cache: WebhookCache, onChange: 
     cache.invalidate(projectId)
     void onChange(projectId)
   })
-  bus.reconnects.onReconnect(() => cache.clear())
+  bus.reconnects.onReconnect(() => {
+    cache.clear()
+    void onChange()
+  })
 }
 
 /**

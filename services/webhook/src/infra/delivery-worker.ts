@@ -9,6 +9,8 @@ import type { HttpSender } from './http-sender.js'
 
 /** Shortest time between two claims of one worker. */
 const CLAIM_GAP_MS = 5
+/** The `changedAt` mark of a hand-back of every project (no project id is empty). */
+const EVERY_PROJECT = ''
 
 export interface WorkerOptions {
   schedule: readonly number[]
@@ -160,7 +162,8 @@ export class DeliveryWorker {
           this.leaseMs,
         )
         const claimedAt = Date.now()
-        const changed = (row: ClaimedDelivery) => (this.changedAt.get(row.projectId) ?? 0) > before
+        const changed = (row: ClaimedDelivery) =>
+          Math.max(this.changedAt.get(row.projectId) ?? 0, this.changedAt.get(EVERY_PROJECT) ?? 0) > before
         const stale = claimed.filter(changed)
         const rows = stale.length ? claimed.filter((row) => !changed(row)) : claimed
         // Only a claim in flight compares against these marks, and this was the one.
@@ -272,21 +275,23 @@ export class DeliveryWorker {
    * waiting in memory carry the webhook as it was when they were claimed, so they are handed back
    * and claimed again with the webhook as it is now, and so are that project's rows of a claim
    * running meanwhile (it may have read the webhook before the change). A rotated secret thus
-   * signs every attempt that starts after the rotation, as without prefetching. Never throws.
+   * signs every attempt that starts after the rotation, as without prefetching. Without a
+   * project, every project's (a reconnect: changes broadcast meanwhile never arrived). Never throws.
    */
-  async handBack(projectId: string): Promise<void> {
+  async handBack(projectId?: string): Promise<void> {
     this.generation++
-    this.changedAt.set(projectId, this.generation)
+    this.changedAt.set(projectId ?? EVERY_PROJECT, this.generation)
+    const goes = (row: ClaimedDelivery) => projectId === undefined || row.projectId === projectId
     const rows: ClaimedDelivery[] = []
     for (const [w, q] of this.queued) {
-      const keep = q.filter((x) => x.row.projectId !== projectId)
+      const keep = q.filter((x) => !goes(x.row))
       if (keep.length === q.length) continue
-      for (const x of q) if (x.row.projectId === projectId) rows.push(x.row)
+      for (const x of q) if (goes(x.row)) rows.push(x.row)
       this.queuedCount -= q.length - keep.length
       if (keep.length > 0) this.queued.set(w, keep)
       else this.queued.delete(w)
     }
-    await this.giveBack(rows, projectId)
+    await this.giveBack(rows, projectId ?? null)
     this.kick()
   }
 
