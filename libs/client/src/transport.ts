@@ -57,7 +57,6 @@ function appendQuery(url: URL, query: Query | undefined): void {
   }
 }
 
-/** fetch-based HTTP: JSON in and out, the contract's errors as MailerApiError, retries. */
 /**
  * A header value as fetch can send it: fetch takes characters up to U+00FF only, one byte each,
  * so a key beyond ASCII (the admin key is the operator's choice) goes as its UTF-8 bytes, as curl
@@ -66,6 +65,7 @@ function appendQuery(url: URL, query: Query | undefined): void {
 const headerBytes = (s: string): string =>
   /^[\x20-\x7e]*$/.test(s) ? s : String.fromCharCode(...new TextEncoder().encode(s))
 
+/** fetch-based HTTP: JSON in and out, the contract's errors as MailerApiError, retries. */
 export class HttpTransport {
   readonly baseUrl: string
   // A true private field: printing a client never shows its key.
