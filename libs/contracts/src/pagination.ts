@@ -44,8 +44,8 @@ export function decodeCursor(s: string | undefined, kind: IdKind): Cursor | unde
   const raw = Buffer.from(s, 'base64url').toString('utf8')
   const [ts, id] = raw.split('|')
   const createdAt = new Date(ts ?? '')
-  // An id is plain ASCII: anything else (a NUL, which PostgreSQL refuses) is not one of ours.
-  if (!id || !/^[\w-]{1,200}$/.test(id) || !isId(kind, id) || !isStorableInstant(createdAt)) {
+  // isId takes only `<prefix>_<ULID>` in ASCII: nothing else (a NUL, which PostgreSQL refuses) is ours.
+  if (!id || !isId(kind, id) || !isStorableInstant(createdAt)) {
     throw new MailerError('invalid_query', 'cursor is not a cursor this API returned', { param: 'cursor' })
   }
   return { createdAt, id }
