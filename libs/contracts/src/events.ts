@@ -61,10 +61,11 @@ export type EventMessage = z.infer<typeof EventMessage>
 /** Most events one group message carries. */
 export const EVENT_GROUP_MAX = 100
 /**
- * About the most bytes of events one group message carries (a group may pass it by its last
- * event, at most ~60 KB: 50 tags of 64 + 256 characters, three bytes each, and the subject). A
- * group of 100 such events was several MB, over NATS's max_payload (1 MiB by default): the outbox
- * kept it and passed over it, and none of its events reached a webhook or analytics.
+ * About the most bytes of events one group message carries (a group may pass it by its first
+ * event, the one whose running size crossed a multiple of it: at most ~60 KB, 50 tags of 64 + 256
+ * characters, three bytes each, and the subject). A group of 100 such events was several MB, over
+ * NATS's max_payload (1 MiB by default): the outbox kept it and passed over it, and none of its
+ * events reached a webhook or analytics.
  */
 export const EVENT_GROUP_MAX_BYTES = 256 * 1024
 
