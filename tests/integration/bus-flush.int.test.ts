@@ -58,6 +58,30 @@ describe('publishes made in one event-loop turn', () => {
     expect(got).toEqual(Array.from({ length: 20 }, (_, i) => String(i)))
   })
 
+  it("past the client's 32 KiB threshold are written at once, not held for the turn", async () => {
+    const nc = await connect({ servers: natsUrl })
+    open.push(nc)
+    coalesceFlushes(nc)
+    const topic = `${subject}.big`
+    const { got, done } = await received(topic, 20)
+    const big = 'x'.repeat(20_000)
+    const transport = (nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } })
+      .protocol.transport
+    const send = transport.send.bind(transport)
+    let writes = 0
+    transport.send = (frame) => {
+      writes++
+      send(frame)
+    }
+    // One callback, 20 messages of 20 KB: written as the buffer passes 32 KiB, about every second one.
+    for (let i = 0; i < 20; i++) nc.publish(topic, big)
+    expect(writes).toBeGreaterThanOrEqual(9)
+    await nc.flush()
+    transport.send = send
+    await done
+    expect(got).toHaveLength(20)
+  })
+
   it('leave in a write each without it (what the change saves)', async () => {
     const nc = await connect({ servers: natsUrl })
     open.push(nc)

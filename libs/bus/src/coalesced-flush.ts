@@ -2,6 +2,8 @@ import type { NatsConnection } from 'nats'
 
 interface Protocol {
   flushPending(): void
+  outbound: { size(): number }
+  pendingLimit: number
 }
 
 /**
@@ -10,14 +12,21 @@ interface Protocol {
  * a gateway answering 32 HTTP requests that arrived together made 32 socket writes (one syscall
  * and one wake-up of the NATS server each). Deferred to `setImmediate` (the check phase right after
  * the poll phase has run every ready callback), those become one write, and no message waits for
- * a timer. A flush asked for while one is pending is folded into it.
+ * a timer. A flush asked for while one is pending is folded into it; a buffer past the client's
+ * own threshold (32 KiB) is still written at once, so a burst of large messages in one turn never
+ * piles up in memory.
  */
 export function coalesceFlushes(nc: NatsConnection): void {
   const protocol = (nc as unknown as { protocol?: Partial<Protocol> }).protocol
-  if (typeof protocol?.flushPending !== 'function') return
-  const flushNow = protocol.flushPending.bind(protocol)
+  if (typeof protocol?.flushPending !== 'function' || typeof protocol.outbound?.size !== 'function') return
+  const p = protocol as Protocol
+  const flushNow = p.flushPending.bind(p)
   let scheduled = false
-  protocol.flushPending = () => {
+  p.flushPending = () => {
+    if (p.outbound.size() >= p.pendingLimit) {
+      flushNow()
+      return
+    }
     if (scheduled) return
     scheduled = true
     setImmediate(() => {
