@@ -45,7 +45,8 @@ export class ReconnectHooks {
       } catch (err) {
         this.logger.warn({ err }, 'could not declare the streams and consumers after a reconnect; retrying')
       }
-      await sleep(RETRY_MS[Math.min(i, RETRY_MS.length - 1)]!)
+      // Not holding the process: a shutdown during a failing retry exits without waiting for it.
+      await sleep(RETRY_MS[Math.min(i, RETRY_MS.length - 1)]!, undefined, { ref: false })
     }
   }
 
