@@ -193,6 +193,21 @@ describe('sending', () => {
     expect((await client.del(`/v1/audiences/${aud.id}`, acme.live)).status).toBe(200)
   })
 
+  it('sends a chunk of large emails that together outgrow one NATS message (max_payload)', async () => {
+    // 12 emails of ~120 KB (html and its derived text) are more than NATS's 1 MB message limit
+    // here (24 MB in production, where 100 newsletters of 250 KB are too): each still sends.
+    const aud = (await client.post('/v1/audiences', acme.live, { name: 'Large' })).body
+    const imported = await client.post(
+      `/v1/contacts/import?audienceId=${aud.id}`,
+      acme.live,
+      Array.from({ length: 12 }, (_, i) => ({ email: `large${i}@example.com` })),
+    )
+    expect(imported.body).toEqual({ created: 12, updated: 0 })
+    const b = (await draft({ audienceId: aud.id, html: `<p>${'newsletter '.repeat(6_000)}</p>` })).body
+    expect((await client.post(`/v1/broadcasts/${b.id}/send`, acme.live)).status).toBe(202)
+    expect((await settled(b.id)).counts).toEqual({ queued: 12 })
+  })
+
   it("a test key's broadcast makes test emails, and the admin mirror sends live without a key", async () => {
     const t = (await draft({}, acme.test)).body
     await client.post(`/v1/broadcasts/${t.id}/send`, acme.test)

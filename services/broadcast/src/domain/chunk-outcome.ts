@@ -18,7 +18,7 @@ export type ChunkEntry =
 /** A batch item's answer as the email service gives it. */
 export type ItemResult =
   | { id: string | null; status: string; idempotent?: boolean }
-  | { error: { code: string } }
+  | { error: { code: string; message?: string; param?: string } }
 
 export interface ChunkSettlement {
   /** The last contact done with; the next chunk starts after it. */

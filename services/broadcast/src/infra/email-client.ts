@@ -2,6 +2,7 @@ import type { Bus } from '@mailer/bus'
 import {
   BatchResponse,
   type Caller,
+  isMailerError,
   type ProjectRef,
   ResolveProjectResponse,
   type RouteRequest,
@@ -9,11 +10,14 @@ import {
   SendAllowance as SendAllowanceSchema,
   SUBJECTS,
 } from '@mailer/contracts'
+import { groupsWithin } from '../domain/batch-groups.js'
 import type { ItemResult } from '../domain/chunk-outcome.js'
 import type { BroadcastSendInput } from '../domain/personalize.js'
 
 /** The email service's batch route: the broadcast sends through the same accept path as the API. */
 const BATCH_SUBJECT = 'api.email.emails.send-batch'
+/** Room left in a NATS message for what wraps the items (caller, query, headers). */
+const ENVELOPE_BYTES = 16 * 1024
 
 /** The fields of a broadcast that decide who its emails are sent as. */
 export interface SenderIdentity {
@@ -62,11 +66,27 @@ export class EmailClient {
     }
   }
 
-  /** One batch of up to 100 emails; one result or error per item, in order. */
+  /**
+   * One chunk of up to 100 emails; one result or error per item, in order. The chunk goes over as
+   * as few batch requests as NATS's max_payload allows (large newsletters outgrow one message);
+   * an email too large for any message is that item's 400 `payload_too_large`.
+   */
   async sendBatch(
     caller: Caller,
     items: BroadcastSendInput[],
     opts: { dryRun?: boolean } = {},
+  ): Promise<ItemResult[]> {
+    const out: ItemResult[] = []
+    for (const group of groupsWithin(items, this.bus.maxPayload - ENVELOPE_BYTES)) {
+      out.push(...(await this.sendGroup(caller, group, opts)))
+    }
+    return out
+  }
+
+  private async sendGroup(
+    caller: Caller,
+    items: BroadcastSendInput[],
+    opts: { dryRun?: boolean },
   ): Promise<ItemResult[]> {
     const message: RouteRequest = {
       caller,
@@ -75,10 +95,17 @@ export class EmailClient {
       body: items,
       headers: {},
     }
-    const res = await this.bus.request(BATCH_SUBJECT, message, {
-      timeoutMs: this.sendTimeoutMs,
-      schema: BatchResponse,
-    })
-    return res.data as ItemResult[]
+    try {
+      const res = await this.bus.request(BATCH_SUBJECT, message, {
+        timeoutMs: this.sendTimeoutMs,
+        schema: BatchResponse,
+      })
+      return res.data as ItemResult[]
+    } catch (err) {
+      if (items.length === 1 && isMailerError(err) && err.code === 'payload_too_large') {
+        return [{ error: { code: err.code, message: err.message } }]
+      }
+      throw err
+    }
   }
 }
