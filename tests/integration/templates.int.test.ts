@@ -237,6 +237,29 @@ describe('sending with a template', () => {
     expect((await client.get(`/v1/emails/${id}`, acme.live)).body.templateVersion).toBe(2)
   })
 
+  it('an explicit html in the send also replaces the text the template would derive from its own html', async () => {
+    await create({ name: 'digest', subject: 'Digest', html: '<p>Template body for {{first_name}}</p>' })
+    const sent = await client.post('/v1/emails', acme.live, {
+      from: acme.from,
+      to: 'ann@example.com',
+      template: 'digest',
+      data: { first_name: 'Ann' },
+      html: '<p>My own body</p>',
+    })
+    expect(sent.status).toBe(202)
+    const delivered = await waitFor(() => relay.forEmail(sent.body.id)[0], {
+      timeoutMs: 15_000,
+      what: 'delivery',
+    })
+    const mail = await simpleParser(delivered.raw)
+    expect(mail.subject).toBe('Digest')
+    expect(mail.html).toContain('<p>My own body</p>')
+    // The text alternative says what the html says, never the template's replaced body.
+    expect(mail.text?.trim()).toBe('My own body')
+    const content = await client.get(`/v1/emails/${sent.body.id}/content`, acme.live)
+    expect(content.body.text).toBe('My own body')
+  })
+
   it('rejects missing required data and unknown templates, for test keys too', async () => {
     for (const key of [acme.live, acme.test]) {
       const r = await client.post(

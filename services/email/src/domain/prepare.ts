@@ -1,4 +1,5 @@
 import { fail, type SendEmailInput } from '@mailer/contracts'
+import { htmlToText } from '@mailer/templating'
 import { checkAttachments, checkSize, type StoredAttachment } from './attachments.js'
 import { checkHeaders } from './headers.js'
 import { parseSendInput, requestHash } from './input.js'
@@ -70,8 +71,10 @@ export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<Pre
       data as Record<string, unknown>,
     )
     subject ??= rendered.subject
+    // A text the template derives from its own html would describe a body this email does not
+    // carry when the send gives its own html: derive it from that html instead.
+    text ??= html !== null && !rendered.ownText ? htmlToText(html) : rendered.text
     html ??= rendered.html
-    text ??= rendered.text
     templateVersion = rendered.version
   }
   if (!subject) throw fail('invalid_body', 'subject is required (1-998 characters)', 'subject')

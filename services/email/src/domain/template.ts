@@ -2,7 +2,10 @@
 export interface RenderedTemplate {
   subject: string | null
   html: string | null
+  /** The template's own text part, or one derived from its rendered html (null: none). */
   text: string | null
+  /** Whether `text` is the template's own part rather than derived from its html. */
+  ownText: boolean
   version: number
 }
 

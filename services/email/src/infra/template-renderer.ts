@@ -5,6 +5,7 @@ import type { TemplateStore } from './template-store.js'
 
 interface Entry {
   version: number
+  ownText: boolean
   variables: VariableSpec[]
   compiled: CompiledTemplate
 }
@@ -33,7 +34,7 @@ export class TemplateCache implements TemplateRenderer {
     const entry = await this.load(projectId, name)
     if (!entry) throw fail('template_not_found', `No template named '${name}'`, 'template')
     checkRequired(entry.variables, data)
-    return { ...entry.compiled.render(data), version: entry.version }
+    return { ...entry.compiled.render(data), ownText: entry.ownText, version: entry.version }
   }
 
   invalidate(projectId: string, name: string): void {
@@ -51,9 +52,16 @@ export class TemplateCache implements TemplateRenderer {
     const hit = this.slots.get(k)
     if (hit && hit.expiresAt > now) return hit.entry
     // Concurrent sends of a batch share one fetch and compile.
-    const entry = this.store
-      .current(projectId, name)
-      .then((t) => (t ? { version: t.version, variables: t.variables, compiled: compileTemplate(t) } : null))
+    const entry = this.store.current(projectId, name).then((t) =>
+      t
+        ? {
+            version: t.version,
+            ownText: t.text !== null,
+            variables: t.variables,
+            compiled: compileTemplate(t),
+          }
+        : null,
+    )
     const slot: Slot = { expiresAt: now + this.ttlMs, entry }
     this.slots.set(k, slot)
     const forget = () => {
