@@ -1,5 +1,5 @@
 import { MailerError } from '@mailer/contracts'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { checkSyntax, checkTemplateSyntax, compileTemplate, renderTemplate } from './compile.js'
 
 const errorOf = (fn: () => unknown): MailerError => {
@@ -100,6 +100,9 @@ describe('checkSyntax', () => {
     ['if outside a block', '{{if x}}'],
     ['lookup without its arguments', '{{lookup}}'],
     ['a misused helper inside another block', '{{#each items}}{{#if}}y{{/if}}{{/each}}'],
+    ['the log helper', '<p>{{log email first_name}}</p>'],
+    ['log as a block', '{{#log email}}x{{/log}}'],
+    ['log in a subexpression', '{{#if (log email)}}x{{/if}}'],
   ])('rejects %s with invalid_template and the field as param', (_what, src) => {
     const e = errorOf(() => checkSyntax(src, 'html'))
     expect(e).toMatchObject({ code: 'invalid_template', status: 400, param: 'html' })
@@ -109,5 +112,23 @@ describe('checkSyntax', () => {
   it('names the first broken part, with a prefix', () => {
     const e = errorOf(() => checkTemplateSyntax({ subject: 'ok', html: 'ok', text: '{{/x}}' }, 'template.'))
     expect(e.param).toBe('template.text')
+  })
+})
+
+describe('the log helper', () => {
+  afterEach(() => vi.restoreAllMocks())
+
+  it('writes nothing to the console when a template saved before it was refused renders it', () => {
+    const spies = (['log', 'debug', 'info', 'warn', 'error'] as const).map((m) =>
+      vi.spyOn(console, m).mockImplementation(() => undefined),
+    )
+    const out = renderTemplate({ html: '<p>{{log email}}Hi</p>' }, { email: 'ann@example.com' })
+    expect(out.html).toBe('<p>Hi</p>')
+    for (const spy of spies) expect(spy).not.toHaveBeenCalled()
+  })
+
+  it('leaves a variable reached as this.log alone', () => {
+    expect(() => checkSyntax('{{this.log}}', 'html')).not.toThrow()
+    expect(renderTemplate({ text: '{{this.log}}' }, { log: 'kept' }).text).toBe('kept')
   })
 })

@@ -5,6 +5,10 @@ import { htmlToText } from './html-to-text.js'
 // An isolated environment: nothing registered on the global Handlebars object (by us or a
 // dependency) can change what a stored template does.
 const hb = Handlebars.create()
+// The built-in `log` helper writes its arguments (a contact's address, its data) to the process's
+// stdout at every render, outside the JSON logs. Templates cannot use it (checkSyntax); one saved
+// before that renders it as nothing.
+hb.registerHelper('log', () => '')
 
 /** The parts of an email a template can supply. */
 export interface TemplateSource {
@@ -27,7 +31,7 @@ const MAX_SUBJECT = 998
 
 /**
  * Checks Handlebars syntax at save time, so a broken template never reaches a send.
- * Only the built-in helpers (`if`, `unless`, `each`, `with`, `lookup`, `log`) exist; unknown
+ * Only the built-in helpers `if`, `unless`, `each`, `with` and `lookup` exist; `log`, unknown
  * helpers, partials and decorators would only fail later, when an email is rendered, so they
  * are rejected here. Throws 400 `invalid_template` with `param` = `<prefix><field>`.
  */
@@ -144,11 +148,15 @@ interface AstNode {
   params?: unknown[]
 }
 
-/** The first construct the render path cannot serve (partials, decorators), if any. */
+const isCall = (type: string | undefined) =>
+  type === 'MustacheStatement' || type === 'BlockStatement' || type === 'SubExpression'
+
+/** The first construct templates may not use (partials, decorators, `log`), if any. */
 function findUnsupported(ast: unknown): string | null {
-  return firstIn(ast, ({ type }) => {
+  return firstIn(ast, ({ type, path }) => {
     if (type === 'PartialStatement' || type === 'PartialBlockStatement') return 'partials ({{> name}})'
     if (type === 'Decorator' || type === 'DecoratorBlock') return 'decorators ({{* name}})'
+    if (isCall(type) && path?.original === 'log') return 'the log helper ({{log …}})'
     return null
   })
 }
