@@ -157,6 +157,20 @@ describe('template CRUD and versions', () => {
     expect(mirrored.body).toMatchObject({ name: 'receipt', version: 4 })
   })
 
+  it('q matches names literally: _ and % are not wildcards', async () => {
+    for (const name of ['order_paid', 'orderxpaid']) {
+      expect((await create({ name, text: 'x' }, other.live)).status).toBe(201)
+    }
+    const names = async (q: string) =>
+      (await client.get(`/v1/templates?q=${encodeURIComponent(q)}`, other.live)).body.data.map(
+        (t: any) => t.name,
+      )
+    expect(await names('order_paid')).toEqual(['order_paid'])
+    expect(await names('_')).toEqual(['order_paid'])
+    expect(await names('%')).toEqual([])
+    expect(await names('\\')).toEqual([])
+  })
+
   it('deletes a template with its versions; the name can be used again', async () => {
     await create({ name: 'gone', text: 'x' })
     const del = await client.del('/v1/templates/gone', acme.live)

@@ -6,7 +6,7 @@ import {
   newId,
   type UpdateContactBody,
 } from '@mailer/contracts'
-import type { Db, Prisma } from '@mailer/db'
+import { type Db, likeLiteral, type Prisma } from '@mailer/db'
 import type { ContactRow } from '../domain/records.js'
 
 type Sql = Pick<Db, '$queryRawUnsafe' | '$executeRawUnsafe'>
@@ -115,7 +115,7 @@ export async function listContacts(
     join = `JOIN audience_members m ON m.contact_id = c.id AND m.audience_id = $${params.length}`
   }
   if (q.q !== undefined) {
-    params.push(`%${q.q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`)
+    params.push(`%${likeLiteral(q.q)}%`)
     const p = `$${params.length}`
     where.push(`(c.email ILIKE ${p} OR c.first_name ILIKE ${p} OR c.last_name ILIKE ${p})`)
   }

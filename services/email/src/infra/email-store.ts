@@ -1,15 +1,12 @@
 import type { Outbox } from '@mailer/bus'
 import { type Cursor, fail, isId, type ListEmailsQuery, MAX_RECORD_EVENTS } from '@mailer/contracts'
-import type { Db, Email, Prisma } from '@mailer/db'
+import { type Db, type Email, likeLiteral, type Prisma } from '@mailer/db'
 import { buildEvent, type EmailSummary, type NewEvent, recordEvents } from '@mailer/email-core'
 
 const DAY_MS = 86_400_000
 
 /** Recipient statuses with no final answer from the relay yet (the rest are final). */
 const NOT_STARTED = ['queued', 'deferred'] as const
-
-/** Prisma passes `contains`/`endsWith` to LIKE as is: make `%`, `_` and `\` match themselves. */
-const literal = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 const summaryOf = (e: Email): EmailSummary => ({
   id: e.id,
@@ -58,10 +55,10 @@ export class EmailStore {
       and.push({
         OR: [
           { from: { equals: q.from, mode: 'insensitive' } },
-          { from: { endsWith: `<${literal(q.from)}>`, mode: 'insensitive' } },
+          { from: { endsWith: `<${likeLiteral(q.from)}>`, mode: 'insensitive' } },
         ],
       })
-    if (q.q) and.push({ subject: { contains: literal(q.q), mode: 'insensitive' } })
+    if (q.q) and.push({ subject: { contains: likeLiteral(q.q), mode: 'insensitive' } })
     if (q.tag) {
       const at = q.tag.indexOf(':')
       and.push({ tags: { path: [q.tag.slice(0, at)], equals: q.tag.slice(at + 1) } })

@@ -1,5 +1,5 @@
 import { type Cursor, fail, newId } from '@mailer/contracts'
-import type { Db, Prisma, Template, TemplateVersion } from '@mailer/db'
+import { type Db, likeLiteral, type Prisma, type Template, type TemplateVersion } from '@mailer/db'
 import { storedVariables, type TemplateContent } from '../domain/template-records.js'
 
 type Tx = Prisma.TransactionClient
@@ -70,7 +70,8 @@ export class TemplateStore {
 
   async list(projectId: string, opts: { q?: string; limit: number; after?: Cursor }): Promise<Template[]> {
     const where: Prisma.TemplateWhereInput = { projectId }
-    if (opts.q) where.name = { contains: opts.q.toLowerCase() }
+    // Names hold `_`: a search for `order_paid` must not find `orderxpaid`.
+    if (opts.q) where.name = { contains: likeLiteral(opts.q.toLowerCase()) }
     if (opts.after) {
       where.OR = [
         { createdAt: { lt: opts.after.createdAt } },
