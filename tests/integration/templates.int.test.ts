@@ -210,6 +210,27 @@ describe('rendering', () => {
       'template_not_found',
     )
   })
+  it('refuses data that would make a render repeat for hours, and keeps serving', async () => {
+    const loops =
+      '{{#each xs}}{{#each @root.xs}}{{#each @root.xs}}{{#each @root.xs}}.{{/each}}{{/each}}{{/each}}{{/each}}'
+    await create({ name: 'loops', subject: 'Loops', html: `<p>${loops}</p>` })
+    // 1,000 items, 4 KB of JSON: 10^12 iterations without a bound.
+    const xs = Array.from({ length: 1000 }, (_, i) => i)
+    const preview = await client.post('/v1/templates/loops/render', acme.live, { data: { xs } })
+    expect(preview.status).toBe(400)
+    expect(preview.body.error).toMatchObject({ code: 'invalid_template_data', param: 'data' })
+    for (const key of [acme.live, acme.test]) {
+      const sent = await client.post(
+        '/v1/emails',
+        key,
+        email(acme.from, { html: undefined, subject: undefined, template: 'loops', data: { xs } }),
+      )
+      expect(sent.status).toBe(400)
+      expect(sent.body.error).toMatchObject({ code: 'invalid_template_data', param: 'data' })
+    }
+    const small = await client.post('/v1/templates/loops/render', acme.live, { data: { xs: [1, 2] } })
+    expect(small.body.html).toBe('<p>................</p>')
+  })
 })
 
 describe('sending with a template', () => {

@@ -1,6 +1,12 @@
 import { MailerError } from '@mailer/contracts'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { checkSyntax, checkTemplateSyntax, compileTemplate, renderTemplate } from './compile.js'
+import {
+  checkSyntax,
+  checkTemplateSyntax,
+  compileTemplate,
+  MAX_RENDER_ITERATIONS,
+  renderTemplate,
+} from './compile.js'
 
 const errorOf = (fn: () => unknown): MailerError => {
   try {
@@ -130,5 +136,37 @@ describe('the log helper', () => {
   it('leaves a variable reached as this.log alone', () => {
     expect(() => checkSyntax('{{this.log}}', 'html')).not.toThrow()
     expect(renderTemplate({ text: '{{this.log}}' }, { log: 'kept' }).text).toBe('kept')
+  })
+})
+
+describe('bounded rendering', () => {
+  const nested =
+    '{{#each a}}{{#each @root.a}}{{#each @root.a}}{{#each @root.a}}.{{/each}}{{/each}}{{/each}}{{/each}}'
+
+  it('fails a render whose #each blocks would repeat past the limit, and the next render starts afresh', () => {
+    // 60^4 ≈ 13 million iterations from 200 bytes of data (1,000 items would be 10^12: hours).
+    const t = compileTemplate({ html: nested })
+    const e = errorOf(() => t.render({ a: Array.from({ length: 60 }, (_, i) => i) }))
+    expect(e).toMatchObject({ code: 'invalid_template_data', status: 400, param: 'data' })
+    expect(e.message).toContain(`more than ${MAX_RENDER_ITERATIONS} times`)
+    expect(t.render({ a: [1, 2] }).html).toBe('................')
+  })
+
+  it('counts iterations across a whole render, every part and block', () => {
+    const each = `{{#each a}}x{{/each}}`
+    const a = Array.from({ length: MAX_RENDER_ITERATIONS / 2 }, () => 0)
+    expect(() => renderTemplate({ html: each }, { a })).not.toThrow()
+    expect(errorOf(() => renderTemplate({ html: each, text: each, subject: each }, { a })).code).toBe(
+      'invalid_template_data',
+    )
+  })
+
+  it('fails a render that blows a value up to hundreds of MB instead of deriving text from it', () => {
+    const big = 'y'.repeat(8 * 1024 * 1024)
+    const e = errorOf(() =>
+      renderTemplate({ html: '<p>{{{b}}}{{{b}}}{{{b}}}{{{b}}}{{{b}}}</p>' }, { b: big }),
+    )
+    expect(e).toMatchObject({ code: 'invalid_template_data', param: 'data' })
+    expect(e.message).toContain('longer than')
   })
 })

@@ -10,6 +10,34 @@ const hb = Handlebars.create()
 // before that renders it as nothing.
 hb.registerHelper('log', () => '')
 
+/**
+ * One render may repeat `#each` blocks at most this many times in all. Nested `#each` over a few
+ * hundred items multiplies into billions of iterations (~90 ns each), which would hold the
+ * service's event loop for hours from a request of a few KB; real emails stay far below.
+ */
+export const MAX_RENDER_ITERATIONS = 100_000
+/**
+ * A rendered part longer than this fails instead of being turned into text (a few references to
+ * a large value reach hundreds of MB cheaply); no email the bus can carry comes near it.
+ */
+export const MAX_RENDERED_CHARS = 32 * 1024 * 1024
+
+class RenderLimit extends Error {}
+
+// Renders are synchronous, so one counter serves the render in progress (reset by each render).
+let iterationsLeft = MAX_RENDER_ITERATIONS
+const builtinEach = hb.helpers.each as Handlebars.HelperDelegate
+hb.registerHelper('each', function (this: unknown, context: unknown, options: Handlebars.HelperOptions) {
+  const fn = options.fn
+  const counted = (ctx: unknown, opts?: Handlebars.RuntimeOptions) => {
+    if (--iterationsLeft < 0) {
+      throw new RenderLimit(`#each would repeat more than ${MAX_RENDER_ITERATIONS} times with this data`)
+    }
+    return fn(ctx, opts)
+  }
+  return builtinEach.call(this, context, { ...options, fn: counted as Handlebars.TemplateDelegate })
+})
+
 /** The parts of an email a template can supply. */
 export interface TemplateSource {
   subject?: string | null | undefined
@@ -84,18 +112,26 @@ export function compileTemplate(src: TemplateSource): CompiledTemplate {
 
   return {
     render(data) {
+      iterationsLeft = MAX_RENDER_ITERATIONS
       try {
-        const renderedHtml = html ? html(data) : null
+        const renderedHtml = bounded(html ? html(data) : null, 'html')
         return {
-          subject: subject ? cleanSubject(subject(data)) : null,
+          subject: subject ? cleanSubject(bounded(subject(data), 'subject')) : null,
           html: renderedHtml,
-          text: text ? text(data) : renderedHtml !== null ? htmlToText(renderedHtml) : null,
+          text: text ? bounded(text(data), 'text') : renderedHtml !== null ? htmlToText(renderedHtml) : null,
         }
       } catch (e) {
         throw fail('invalid_template_data', `The template could not be rendered: ${oneLine(e)}`, 'data')
       }
     },
   }
+}
+
+function bounded<T extends string | null>(out: T, field: TemplateField): T {
+  if (out !== null && out.length > MAX_RENDERED_CHARS) {
+    throw new RenderLimit(`the rendered ${field} is longer than ${MAX_RENDERED_CHARS} characters`)
+  }
+  return out
 }
 
 /** Renders once (previews, one-off sends); prefer compileTemplate for repeated renders. */
