@@ -27,4 +27,34 @@ describe('htmlToText', () => {
   it('returns plain text unchanged', () => {
     expect(htmlToText('just text')).toBe('just text')
   })
+
+  it('decodes each entity once, links included', () => {
+    expect(htmlToText('<a href="https://x.io/?q=&amp;lt;">L</a> &amp;lt;')).toBe(
+      'L (https://x.io/?q=&lt;) &lt;',
+    )
+  })
+
+  it('reads every <br> as a line break and keeps image alt text inside links', () => {
+    expect(htmlToText('x<br class="y">y<BR/>z')).toBe('x\ny\nz')
+    expect(htmlToText('<a href="https://x.io"><img src="a" alt="Logo"> Shop</a>')).toBe(
+      'Logo Shop (https://x.io)',
+    )
+    expect(htmlToText('<a href="https://x.io"><!--[if mso]>hidden<![endif]-->Go</a>')).toBe(
+      'Go (https://x.io)',
+    )
+  })
+
+  it('hides what an unclosed comment hides, and keeps what an unclosed tag leaves as text', () => {
+    expect(htmlToText('<p>x</p><!-- never closed <p>y</p>')).toBe('x')
+    expect(htmlToText('a < b and c > d <p')).toBe('a < b and c > d <p')
+    expect(htmlToText('<style>unclosed <p>text</p>')).toBe('unclosed\n\ntext')
+    expect(htmlToText('<a href="https://x.io">unclosed link <b>bold</b>')).toBe('unclosed link bold')
+  })
+
+  it('reads several MB of unclosed tags in one pass (each used to rescan to the end: hours)', () => {
+    expect(htmlToText('<img alt="'.repeat(400_000))).toBe('<img alt="'.repeat(400_000))
+    expect(htmlToText(`<b>x</b>${'<a x'.repeat(1_000_000)}`)).toBe(`x${'<a x'.repeat(1_000_000)}`)
+    expect(htmlToText(`${'<a>'.repeat(1_000_000)}end`)).toBe('end')
+    expect(htmlToText(`${'<style>'.repeat(500_000)}</style>shown`)).toBe('shown')
+  })
 })

@@ -4,45 +4,137 @@
  * become line breaks; list items get "- "; a link keeps its URL in brackets when its text is
  * not already the URL; images keep their alt text; entities are decoded; whitespace inside
  * a line is collapsed and at most one blank line separates paragraphs.
+ *
+ * One pass over the html, each search moving forward (the html can be rendered data several MB
+ * long): regexes of the `<a …>…</a>` kind rescan to the end from every unclosed tag, which made
+ * 400 KB of `<img alt="` take 12 s and 10 MB hours.
  */
 export function htmlToText(html: string): string {
-  let s = html
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<(head|style|script|title|noscript|template)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<!doctype[^>]*>/gi, '')
-
-  s = s.replace(/<a\b([^>]*)>([\s\S]*?)<\/a\s*>/gi, (_m, attrs: string, inner: string) => {
-    const text = stripTags(inner).replace(/\s+/g, ' ').trim()
-    const href = attr(attrs, 'href')
-    if (!href || !/^(https?:|mailto:)/i.test(href)) return text
-    const url = decodeEntities(href)
-    const shown = url.replace(/^mailto:/i, '')
-    if (!text) return url
-    return decodeEntities(text) === shown || decodeEntities(text) === url ? text : `${text} (${url})`
-  })
-  s = s.replace(/<img\b([^>]*)>/gi, (_m, attrs: string) => attr(attrs, 'alt') ?? '')
-  s = s.replace(/<br\s*\/?>/gi, '\n')
-  s = s.replace(/<li\b[^>]*>/gi, '\n- ')
-  s = s.replace(/<hr\b[^>]*>/gi, '\n\n---\n\n')
-  s = s.replace(/<\/?(td|th)\b[^>]*>/gi, ' ')
-  s = s.replace(
-    /<\/?(p|div|h[1-6]|ul|ol|table|tr|blockquote|section|article|header|footer|pre|address|center)\b[^>]*>/gi,
-    '\n\n',
-  )
-  s = decodeEntities(stripTags(s))
-
-  const lines = s.split('\n').map((l) => l.replace(/[ \t\f\v\u00a0]+/g, ' ').trim())
-  const out: string[] = []
+  const lines = decodeEntities(walk(html))
+    .split('\n')
+    .map((l) => l.replace(/[ \t\f\v\u00a0]+/g, ' ').trim())
+  const kept: string[] = []
   for (const line of lines) {
-    if (line === '' && (out.length === 0 || out[out.length - 1] === '')) continue
-    out.push(line)
+    if (line === '' && (kept.length === 0 || kept[kept.length - 1] === '')) continue
+    kept.push(line)
   }
-  while (out.length > 0 && out[out.length - 1] === '') out.pop()
-  return out.join('\n')
+  while (kept.length > 0 && kept[kept.length - 1] === '') kept.pop()
+  return kept.join('\n')
 }
 
-function stripTags(s: string): string {
-  return s.replace(/<\/?[a-zA-Z][^>]*>/g, '')
+/** The text of `html` with its line breaks, entities still encoded. */
+function walk(html: string): string {
+  const closes = new Closes(html)
+  let out = ''
+  let i = 0
+  while (i < html.length) {
+    const lt = html.indexOf('<', i)
+    if (lt === -1) {
+      out += html.slice(i)
+      break
+    }
+    out += html.slice(i, lt)
+    i = lt + 1
+    const next = html.charCodeAt(lt + 1)
+    if (html.startsWith('<!--', lt)) {
+      // An unclosed comment hides the rest, as in a browser.
+      const end = html.indexOf('-->', lt + 4)
+      i = end === -1 ? html.length : end + 3
+      continue
+    }
+    const isTag = isLetter(next) || (next === 0x2f && isLetter(html.charCodeAt(lt + 2)))
+    if (!isTag && next !== 0x21 && next !== 0x3f) {
+      out += '<'
+      continue
+    }
+    const gt = closes.gt(lt)
+    if (gt === -1) {
+      // No `>` anywhere after: nothing from here on is a tag.
+      out += html.slice(lt)
+      break
+    }
+    i = gt + 1
+    // `<!doctype …>`, `<?xml …?>`: declarations, not text.
+    if (!isTag) continue
+    const closing = next === 0x2f
+    const inside = html.slice(lt + (closing ? 2 : 1), gt)
+    const name = /^[a-zA-Z][a-zA-Z0-9-]*/.exec(inside)![0].toLowerCase()
+    if (!closing && HIDDEN.has(name)) {
+      const end = closes.element(name, i)
+      if (end) i = end.after
+      continue
+    }
+    if (!closing && name === 'a') {
+      const end = closes.element('a', i)
+      if (end) {
+        out += link(inside, html.slice(i, end.start))
+        i = end.after
+      }
+      continue
+    }
+    if (name === 'img' && !closing) out += attr(inside, 'alt') ?? ''
+    else if (name === 'br') out += '\n'
+    else if (name === 'li' && !closing) out += '\n- '
+    else if (name === 'hr' && !closing) out += '\n\n---\n\n'
+    else if (name === 'td' || name === 'th') out += ' '
+    else if (BLOCKS.has(name)) out += '\n\n'
+  }
+  return out
+}
+
+const HIDDEN = new Set(['head', 'style', 'script', 'title', 'noscript', 'template'])
+const BLOCKS = new Set([
+  ...['p', 'div', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'table', 'tr', 'blockquote'],
+  ...['section', 'article', 'header', 'footer', 'pre', 'address', 'center'],
+])
+
+const isLetter = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)
+
+/**
+ * Where tags and elements end, found with forward searches that remember their misses: once no
+ * `>` (or no `</name>`) follows a position, none follows any later one, so no search repeats.
+ */
+class Closes {
+  private readonly lower: string
+  private noGtFrom = Number.POSITIVE_INFINITY
+  private readonly noCloseFrom = new Map<string, number>()
+
+  constructor(private readonly html: string) {
+    this.lower = html.toLowerCase()
+  }
+
+  /** The first `>` at or after `from`, or -1. */
+  gt(from: number): number {
+    if (from >= this.noGtFrom) return -1
+    const at = this.html.indexOf('>', from)
+    if (at === -1) this.noGtFrom = from
+    return at
+  }
+
+  /** The first `</name>` (`</name  >` too) at or after `from`: where it starts and what follows it. */
+  element(name: string, from: number): { start: number; after: number } | null {
+    if (from >= (this.noCloseFrom.get(name) ?? Number.POSITIVE_INFINITY)) return null
+    const open = `</${name}`
+    for (let at = this.lower.indexOf(open, from); at !== -1; at = this.lower.indexOf(open, at + 1)) {
+      let j = at + open.length
+      while (j < this.html.length && /\s/.test(this.html[j]!)) j++
+      if (this.html[j] === '>') return { start: at, after: j + 1 }
+    }
+    this.noCloseFrom.set(name, from)
+    return null
+  }
+}
+
+/** A link as text: its text, then its URL in brackets unless the text already is the URL. */
+function link(attrs: string, inner: string): string {
+  const text = walk(inner).replace(/\s+/g, ' ').trim()
+  const href = attr(attrs, 'href')
+  if (!href || !/^(https?:|mailto:)/i.test(href)) return text
+  // Left encoded: the whole text is decoded once at the end.
+  if (!text) return href
+  const url = decodeEntities(href)
+  const shown = decodeEntities(text)
+  return shown === url.replace(/^mailto:/i, '') || shown === url ? text : `${text} (${href})`
 }
 
 function attr(attrs: string, name: string): string | null {
