@@ -52,6 +52,14 @@ describe('renderTemplate', () => {
     expect(out.subject).toBe('Hi x Bcc: evil@example.com')
   })
 
+  it('turns each run of whitespace holding a line break into one space, keeping the others', () => {
+    const out = renderTemplate({ subject: 'A{{x}}B{{y}}C' }, { x: ' \t \r\n\n  ', y: '  \t ' })
+    expect(out.subject).toBe('A B  \t C')
+    // Megabytes of spaces in data: one pass (this used to be retried from every space).
+    const spaces = ' '.repeat(4_000_000)
+    expect(renderTemplate({ subject: 'Hi {{x}}!' }, { x: `${spaces}\n${spaces}` }).subject).toBe('Hi !')
+  })
+
   it('drops control characters from a rendered subject, keeping tabs', () => {
     const out = renderTemplate({ subject: 'Hi {{name}}' }, { name: 'a\u0007b\u001b[2J\tc\u007f' })
     expect(out.subject).toBe('Hi ab[2J\tc')

@@ -145,7 +145,9 @@ export function renderTemplate(src: TemplateSource, data: Record<string, unknown
  * itself) are dropped, since nodemailer writes them into the header as they are.
  */
 function cleanSubject(s: string): string {
-  return withoutControls(s.replace(/\s*[\r\n]+\s*/g, ' '))
+  // Whole runs of whitespace, each matched once: `\s*[\r\n]+\s*` retried a run of spaces from
+  // each of its positions (40 KB of spaces in data took 0.9 s, 16 MB would take days).
+  return withoutControls(s.replace(/\s+/g, (run) => (/[\r\n]/.test(run) ? ' ' : run)))
     .trim()
     .slice(0, MAX_SUBJECT)
 }
