@@ -3,6 +3,7 @@ import { start } from '@mailer/webhook/app'
 import { loadEnv } from '@mailer/webhook/env'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { api, createProject } from '../support/http.js'
+import { spawnService } from '../support/processes.js'
 import { Stack } from '../support/stack.js'
 import {
   EventPublisher,
@@ -109,7 +110,8 @@ describe('durability', () => {
     receivers.push(rx)
     const p = await createProject(client, 'crash')
     const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
-    // A delivery claimed for its first attempt by a replica that then died: leased for 3 more seconds.
+    // A delivery claimed for its first attempt by a replica that then died: leased for 3 more
+    // seconds. No outcome of that claim was recorded, so the attempt after the lease is still the first.
     const event = makeEvent()
     const id = fakeId('whd')
     const claimedAt = Date.now()
@@ -129,7 +131,7 @@ describe('durability', () => {
       const [x] = (await client.get(`/v1/webhooks/${wh.id}/deliveries`, p.live)).body.data
       return x?.status === 'success' ? x : null
     })
-    expect(d).toMatchObject({ id, attempt: 2, responseCode: 200 })
+    expect(d).toMatchObject({ id, attempt: 1, responseCode: 200 })
   })
 })
 
@@ -183,6 +185,84 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
     // The five handed back were attempted once each (handing back undid the attempt their claim
     // had counted); the one that hung succeeded on its second attempt.
     expect(list.map((d) => d.attempt).sort()).toEqual([1, 1, 1, 1, 1, 2])
+  })
+
+  it('a replica killed with deliveries waiting in its memory costs them no attempt: each still gets the whole schedule', async () => {
+    const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 500, body: 'down' }))
+    receivers.push(rx)
+    // A real process, SIGKILLed: one slot, two claimed ahead, leased for 1 s × (1 + 2) + 5 s = 8 s.
+    await stack.stop('webhook')
+    const only = await spawnService(
+      'webhook',
+      stack.env({ WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_PREFETCH: '2', WEBHOOK_TIMEOUT_MS: '1000' }),
+    )
+    let p: Awaited<ReturnType<typeof createProject>>
+    let wh: { id: string }
+    try {
+      p = await createProject(client, 'killed-ahead')
+      wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
+      for (let i = 0; i < 3; i++) await events.publish(p.project.id, makeEvent())
+      await waitFor(async () => (await leased(wh.id)) === 3, { what: 'one in flight, two waiting' })
+      expect(rx.requests).toHaveLength(1)
+    } finally {
+      await only.kill()
+      await stack.start('webhook')
+    }
+    const list = await waitFor(
+      async () => {
+        const data = (await client.get(`/v1/webhooks/${wh.id}/deliveries`, p.live)).body.data as Array<{
+          id: string
+          status: string
+          attempt: number
+        }>
+        return data.length === 3 && data.every((d) => d.status === 'failed') ? data : null
+      },
+      { timeoutMs: 30_000, what: 'every delivery failed after its schedule' },
+    )
+    await sleep(500)
+    const posts = (id: string) => rx.requests.filter((r) => r.headers['service-delivery-id'] === id).length
+    const first = String(rx.requests[0]!.headers['service-delivery-id'])
+    // The two that waited were never sent by the killed replica: four attempts each (schedule
+    // 2,2,2), as the receiver saw. The one on its way had no outcome recorded: it is made again
+    // under its number, so the receiver saw it once more than its four.
+    for (const d of list)
+      expect({ attempt: d.attempt, posts: posts(d.id) }).toEqual({
+        attempt: 4,
+        posts: d.id === first ? 5 : 4,
+      })
+  }, 60_000)
+
+  it('disabling the webhook fails the deliveries waiting in memory with no attempt counted', async () => {
+    const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 200, body: 'ok' }))
+    receivers.push(rx)
+    const only = await oneSlotReplica(1000)
+    try {
+      const p = await createProject(client, 'disable-ahead')
+      const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
+      for (let i = 0; i < 3; i++) await events.publish(p.project.id, makeEvent())
+      await waitFor(async () => (await leased(wh.id)) === 3, { what: 'one in flight, two waiting' })
+      expect((await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: false })).status).toBe(200)
+      // The one in flight times out (1 s) and stays failed "webhook disabled".
+      await sleep(2000)
+      const list = (await client.get(`/v1/webhooks/${wh.id}/deliveries`, p.live)).body.data as Array<{
+        id: string
+        attempt: number
+        status: string
+        responseBody: string
+      }>
+      expect(rx.requests).toHaveLength(1)
+      const sent = String(rx.requests[0]!.headers['service-delivery-id'])
+      expect(list).toHaveLength(3)
+      for (const d of list)
+        expect(d).toMatchObject({
+          status: 'failed',
+          responseBody: 'webhook disabled',
+          attempt: d.id === sent ? 1 : 0,
+        })
+    } finally {
+      await only.stop()
+      await stack.start('webhook')
+    }
   })
 
   it('a secret rotated while they wait signs them: they are handed back and claimed again', async () => {

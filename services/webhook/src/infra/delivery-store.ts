@@ -3,6 +3,7 @@ import { type Db, GroupCommit, type PgPool } from '@mailer/db'
 import type { DeliveryRow } from '../domain/records.js'
 import type { NextStep } from '../domain/retry-schedule.js'
 import type { SendResult } from './http-sender.js'
+import { deleteWithPayloads, type PayloadTx } from './payload-deletes.js'
 
 /** A delivery claimed for one attempt, with its webhook as it is now (null fields: webhook gone). */
 export interface ClaimedDelivery {
@@ -12,6 +13,8 @@ export interface ClaimedDelivery {
   projectId: string
   eventId: string
   attempt: number
+  /** The lease's end as PostgreSQL wrote it: tells this claim apart from a later one of the row. */
+  lease: string
   payload: unknown
   url: string | null
   secret: string | null
@@ -29,52 +32,16 @@ interface FanoutInsert {
 }
 
 interface AttemptResult {
-  d: { id: string; attempt: number }
+  d: Claim
   result: SendResult
   step: NextStep
 }
 
-type PayloadTx = Pick<Db, '$executeRawUnsafe' | '$queryRawUnsafe'>
+/** What identifies one claim of a delivery. */
+type Claim = Pick<ClaimedDelivery, 'id' | 'attempt' | 'lease'>
 
 /** The response body of a delivery its webhook's disabling failed (no HTTP answer goes with it). */
 export const DISABLED_REASON = 'webhook disabled'
-
-/**
- * Every deleter of deliveries (deleting a webhook, the pruner, a delivery whose webhook is gone):
- * the deliveries `which` picks, and the stored payloads of their events that no other delivery of
- * the project ($2) still needs (`others` tells the deleted rows apart: the statement still sees
- * them; an event's deliveries are all in its project, found through the unique (webhook_id,
- * event_id) index). Answers how many deliveries went. A per-project lock taken first serializes
- * the deleters: two at once would each still see the other's deliveries and both keep a payload
- * neither needs; taken first in the transaction, so that its statement sees what the other one
- * committed. `which` uses $1 and any parameters after `projectId` ($3, ...).
- */
-async function deleteWithPayloads(
-  tx: PayloadTx,
-  projectId: string,
-  which: string,
-  others: string,
-  [first, ...rest]: unknown[],
-): Promise<number> {
-  await tx.$executeRawUnsafe(
-    'SELECT pg_advisory_xact_lock(hashtext($1)::bigint)',
-    `webhook-payloads:${projectId}`,
-  )
-  const rows = await tx.$queryRawUnsafe<Array<{ n: number }>>(
-    `WITH d AS (DELETE FROM webhook_deliveries WHERE ${which} RETURNING id, event_id),
-     p AS (
-       DELETE FROM webhook_payloads wp
-       WHERE wp.event_id IN (SELECT event_id FROM d)
-         AND NOT EXISTS (
-           SELECT 1 FROM webhooks w JOIN webhook_deliveries x ON x.webhook_id = w.id AND x.event_id = wp.event_id
-           WHERE w.project_id = $2 AND ${others}))
-     SELECT count(*)::int AS n FROM d`,
-    first,
-    projectId,
-    ...rest,
-  )
-  return rows[0]?.n ?? 0
-}
 
 /** SQL of the `webhook_deliveries` table: fan-out inserts, the claim loop, attempt results. */
 export class DeliveryStore {
@@ -180,7 +147,11 @@ export class DeliveryStore {
 
   /**
    * Claims up to `limit` due deliveries for one attempt each: a lease (`locked_until`) so other
-   * replicas skip them and a crashed replica's claims come back, and `attempt + 1`. At most
+   * replicas skip them and a crashed replica's claims come back, and `attempt + 1`, except for a
+   * row whose last claim's lease ran out with no outcome recorded (a finish or a hand-back clears
+   * the lease): that claim's number is used again. A replica killed with deliveries claimed ahead
+   * in its memory had sent none of them, and counting each such claim made a delivery `failed`
+   * after fewer real attempts than the schedule gives (one fewer per crash). At most
    * `perWebhook` minus what this replica already has in flight per webhook, so a slow endpoint's
    * backlog never takes the slots of others. Oldest due first. Only the oldest 2 × `limit` (at
    * least 64) due rows are ranked (saturated webhooks left out), so a claim costs the same with a
@@ -224,12 +195,13 @@ export class DeliveryStore {
          FOR UPDATE SKIP LOCKED
        ), claimed AS (
          UPDATE webhook_deliveries d
-         SET locked_until = now() + $6::int * interval '1 millisecond', attempt = d.attempt + 1
+         SET locked_until = now() + $6::int * interval '1 millisecond',
+             attempt = d.attempt + CASE WHEN d.locked_until IS NULL THEN 1 ELSE 0 END
          FROM picked p WHERE d.id = p.id
-         RETURNING d.id, d.webhook_id, d.project_id, d.event_id, d.attempt, d.payload
+         RETURNING d.id, d.webhook_id, d.project_id, d.event_id, d.attempt, d.locked_until::text AS lease, d.payload
        )
        SELECT c.id, c.webhook_id AS "webhookId", c.project_id AS "projectId", c.event_id AS "eventId",
-              c.attempt, COALESCE(c.payload, wp.payload) AS payload, w.url, w.secret, w.enabled
+              c.attempt, c.lease, COALESCE(c.payload, wp.payload) AS payload, w.url, w.secret, w.enabled
        FROM claimed c LEFT JOIN webhooks w ON w.id = c.webhook_id
        LEFT JOIN webhook_payloads wp ON wp.event_id = c.event_id`,
       [busyIds, busyCounts, saturated, perWebhook, limit, leaseMs, Math.max(64, limit * 2)],
@@ -253,12 +225,13 @@ export class DeliveryStore {
   }
 
   /**
-   * Records an attempt. Only the claim that made attempt `attempt` may write it, and only while the
-   * delivery is still pending (a webhook disabled meanwhile has already failed it), except a
+   * Records an attempt. Only the claim that holds the lease may write it (one whose lease ran out
+   * while it was sending may have been followed by a claim under the same number), and only while
+   * the delivery is still pending (a webhook disabled meanwhile has already failed it), except a
    * success: an attempt in flight when its webhook was disabled reached the receiver, and "failed,
    * webhook disabled" would tell the owner it had not (and invite a second copy by manual retry).
    */
-  finish(d: { id: string; attempt: number }, result: SendResult, step: NextStep): Promise<boolean> {
+  finish(d: Claim, result: SendResult, step: NextStep): Promise<boolean> {
     return this.results.submit({ d, result, step })
   }
 
@@ -268,10 +241,10 @@ export class DeliveryStore {
        SET status = v.status, response_code = v.code, response_body = v.body, locked_until = NULL,
            next_attempt_at = CASE WHEN v.delay_ms IS NULL THEN NULL ELSE now() + v.delay_ms * interval '1 millisecond' END,
            completed_at = CASE WHEN v.status = 'pending' THEN NULL ELSE now() END
-       FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::int[])
-         AS v(id, attempt, status, code, body, delay_ms)
+       FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::int[], $8::timestamptz[])
+         AS v(id, attempt, status, code, body, delay_ms, lease)
        WHERE d.id = v.id AND d.attempt = v.attempt
-         AND (d.status = 'pending'
+         AND ((d.status = 'pending' AND d.locked_until = v.lease)
               OR (v.status = 'success' AND d.status = 'failed' AND d.response_code IS NULL AND d.response_body = $7))
        RETURNING d.id`,
       [
@@ -282,6 +255,7 @@ export class DeliveryStore {
         reqs.map((r) => r.result.responseBody),
         reqs.map((r) => (r.step.status === 'pending' ? r.step.delayMs : null)),
         DISABLED_REASON,
+        reqs.map((r) => r.d.lease),
       ],
     )
     const done = new Set(updated.map((r) => r.id))
@@ -312,15 +286,21 @@ export class DeliveryStore {
     )
   }
 
-  /** A delivery whose webhook was deleted between insert and claim. */
-  /** Gives claimed deliveries back unattempted: no lease, and the attempt the claim counted undone. */
-  async unclaim(rows: Array<{ id: string; attempt: number }>): Promise<void> {
+  /**
+   * Gives claimed deliveries back unattempted: no lease, and the attempt the claim counted undone.
+   * Only while the claim's own lease holds: once it ran out another claim may have taken the row
+   * under the same number (undoing would clear that claim's lease while it sends). A delivery its
+   * webhook's disabling failed meanwhile (no lease left) gets its number back too: it was not sent.
+   */
+  async unclaim(rows: Claim[]): Promise<void> {
     if (rows.length === 0) return
     await this.rows(
       `UPDATE webhook_deliveries d SET locked_until = NULL, attempt = d.attempt - 1
-       FROM unnest($1::text[], $2::int[]) AS v(id, attempt)
-       WHERE d.id = v.id AND d.attempt = v.attempt AND d.status = 'pending'`,
-      [rows.map((r) => r.id), rows.map((r) => r.attempt)],
+       FROM unnest($1::text[], $2::int[], $3::timestamptz[]) AS v(id, attempt, lease)
+       WHERE d.id = v.id AND d.attempt = v.attempt
+         AND ((d.status = 'pending' AND d.locked_until = v.lease)
+              OR (d.status = 'failed' AND d.locked_until IS NULL AND d.response_code IS NULL AND d.response_body = $4))`,
+      [rows.map((r) => r.id), rows.map((r) => r.attempt), rows.map((r) => r.lease), DISABLED_REASON],
     )
   }
 

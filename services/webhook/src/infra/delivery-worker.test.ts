@@ -12,6 +12,7 @@ const row = (id: string, projectId: string): ClaimedDelivery => ({
   projectId,
   eventId: `evt_${id}`,
   attempt: 1,
+  lease: '2026-01-01 00:00:45+00',
   payload: { id: `evt_${id}`, type: 'email.sent', createdAt: '2026-01-01T00:00:00.000Z', data: {} },
   url: 'http://receiver.test/hook',
   secret: 'whsec_read_before_the_change',

@@ -77,8 +77,8 @@ export class DeliveryWorker {
   /**
    * A lease outlives the wait of a prefetched delivery (at most one attempt's time-out per round
    * of its webhook's slots ahead of it), its own attempt, and time to record the result; a crashed
-   * replica's claims come back when it ends. A result recorded too late is dropped by the
-   * attempt-number guard in `finish`, so the worst case is a duplicate, which receivers tolerate.
+   * replica's claims come back when it ends. A result recorded too late is dropped by the lease
+   * guard in `finish`, so the worst case is a duplicate, which receivers tolerate.
    */
   get leaseMs(): number {
     const rounds = 1 + Math.ceil(this.opts.prefetch / this.opts.perWebhook)
@@ -104,7 +104,8 @@ export class DeliveryWorker {
       const { row, claimedAt } = q.shift()!
       this.queuedCount--
       // Too little lease left for a whole attempt: leave it to run out and the row to be claimed
-      // again, rather than risk a second replica sending it at the same time.
+      // again (under the same attempt number), rather than risk a second replica sending it at
+      // the same time.
       if (Date.now() - claimedAt > this.leaseMs - this.opts.timeoutMs - 2_000) continue
       this.launch(row)
     }
