@@ -3,6 +3,7 @@ import {
   BroadcastsQuery,
   CreateBroadcastBody,
   encodeCursor,
+  MailerError,
   parseBody,
   parseQuery,
   requireProject,
@@ -25,6 +26,9 @@ import {
   updateDraft,
 } from '../infra/broadcast-store.js'
 import { checkSendable } from '../infra/send-check.js'
+
+/** Sends of a draft that a PATCH changed under them, checked again before giving up. */
+const MARK_SENT_TRIES = 5
 
 /** Records with their email counts (a draft has no emails, so it costs no query). */
 async function records(db: Db, rows: BroadcastRow[]) {
@@ -77,11 +81,20 @@ export function serveBroadcasts(ctx: BroadcastContext): void {
     'api.broadcast.broadcasts.send': async ({ caller, params, body }) => {
       const project = requireProject(caller)
       const { scheduledAt } = body === undefined ? {} : parseBody(SendBroadcastBody, body)
-      const current = await findBroadcast(db, project.id, params.id ?? '')
-      if (current.status !== 'draft') throw notDraft(current.status)
-      const plan = planSend(scheduledAt, new Date())
-      await checkSendable({ db, client: ctx.client, links: ctx.links }, caller, current)
-      const row = await markSent(db, caller, current.id, plan)
+      let row: BroadcastRow | null = null
+      // The draft is marked sent only as it was checked; one changed meanwhile is checked again.
+      for (let tries = 0; row === null; tries++) {
+        if (tries === MARK_SENT_TRIES)
+          throw new MailerError(
+            'service_unavailable',
+            'The broadcast kept changing while it was being sent; retry',
+          )
+        const current = await findBroadcast(db, project.id, params.id ?? '')
+        if (current.status !== 'draft') throw notDraft(current.status)
+        const plan = planSend(scheduledAt, new Date())
+        await checkSendable({ db, client: ctx.client, links: ctx.links }, caller, current)
+        row = await markSent(db, caller, current, plan)
+      }
       ctx.rt.logger.info(
         { requestId: caller.requestId, broadcastId: row.id, status: row.status },
         'broadcast send requested',

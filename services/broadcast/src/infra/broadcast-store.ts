@@ -140,23 +140,44 @@ export async function deleteDraft(db: Sql, projectId: string, id: string): Promi
  * draft → sending (due now) or scheduled. Fixes the caller the emails will act as: the project
  * (by slug, so its current limits apply at each chunk), and a test key's mode and id.
  */
-export async function markSent(db: Sql, caller: Caller, id: string, plan: SendPlan): Promise<BroadcastRow> {
+/**
+ * Marks the draft `checked` (as the send check read it) sent or scheduled, only while its content
+ * is still what was checked: a PATCH landing between the check and this write (another `from`, an
+ * html whose template no longer renders) would otherwise go out unchecked. Answers null when the
+ * draft changed meanwhile (check it again), 409 `broadcast_not_draft` when it is no draft anymore.
+ */
+export async function markSent(
+  db: Sql,
+  caller: Caller,
+  checked: BroadcastRow,
+  plan: SendPlan,
+): Promise<BroadcastRow | null> {
   const project = caller.project!
   const rows = await db.$queryRawUnsafe<BroadcastRow[]>(
     `UPDATE broadcasts b SET status = $3, scheduled_at = $4, resume_at = $5, project_slug = $6, mode = $7,
        api_key_id = $8, updated_at = now()
      WHERE b.project_id = $1 AND b.id = $2 AND b.status = 'draft'
+       AND b.audience_id = $9 AND b.from_address = $10 AND b.subject = $11
+       AND b.html IS NOT DISTINCT FROM $12 AND b.text IS NOT DISTINCT FROM $13
      RETURNING ${COLUMNS}`,
     project.id,
-    id,
+    checked.id,
     plan.status,
     plan.scheduledAt,
     plan.resumeAt,
     project.slug,
     caller.mode,
     caller.via === 'api' ? caller.apiKeyId : null,
+    checked.audienceId,
+    checked.from,
+    checked.subject,
+    checked.html,
+    checked.text,
   )
-  return draftOnly(db, project.id, id, rows)
+  if (rows[0]) return rows[0]
+  const current = await findBroadcast(db, project.id, checked.id)
+  if (current.status !== 'draft') throw notDraft(current.status)
+  return null
 }
 
 /** Stops a scheduled, sending or paused broadcast; emails already handed over still go out. */
