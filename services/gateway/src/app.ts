@@ -89,8 +89,17 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
 
   // The operator dashboard: its web app, sign-in, and the admin API behind its session.
   if (env.DASHBOARD_ENABLED) {
-    const deps = { env, routes: ROUTES, bus: rt.bus, auth, logger: rt.logger, metrics: rt.metrics }
-    app.use(dashboardRouter(deps))
+    const deps = {
+      env,
+      routes: ROUTES,
+      bus: rt.bus,
+      db: rt.db,
+      auth,
+      logger: rt.logger,
+      metrics: rt.metrics,
+      onStop: rt.onStop,
+    }
+    app.use(await dashboardRouter(deps))
   }
 
   // A known path with another method (OPTIONS too) is 405 with Allow; anything else is 404.

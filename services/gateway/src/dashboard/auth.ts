@@ -37,11 +37,22 @@ export class DashboardAuth {
     }
   }
 
-  /** The request's live session, or null. */
+  /** The request's session as its cookie says (signed, unexpired), signed out or not. */
+  signed(req: Request): Session | null {
+    return this.signer?.verify(readCookie(req.get('cookie'), SESSION_COOKIE)) ?? null
+  }
+
+  /**
+   * The request's live session, or null. While the sign-outs are not all known (the load at start
+   * failed, or NATS came back and they are being read again) a session not known to be signed out
+   * is 503: passing it could serve one signed out meanwhile, refusing it would sign the operator out.
+   */
   current(req: Request): Session | null {
-    if (!this.signer) return null
-    const s = this.signer.verify(readCookie(req.get('cookie'), SESSION_COOKIE))
-    return s && !this.revoked.has(s.sid) ? s : null
+    const s = this.signed(req)
+    if (!s || this.revoked.has(s.sid)) return null
+    if (!this.revoked.complete)
+      throw new MailerError('service_unavailable', 'Dashboard sign-outs are being loaded; retry shortly')
+    return s
   }
 
   /** A signed-in, CSRF-checked admin caller for a dashboard API request. */
@@ -49,15 +60,19 @@ export class DashboardAuth {
     const session = this.current(req)
     if (!session)
       throw new MailerError('invalid_session', 'Sign in to the dashboard (session missing or expired)')
-    if (!isSafeMethod(req.method)) {
-      this.checkOrigin(req)
-      const header = req.get(CSRF_HEADER)
-      const cookie = readCookie(req.get('cookie'), CSRF_COOKIE)
-      if (!header || header !== cookie || !this.signer!.checkCsrf(session, header)) {
-        throw new MailerError('csrf_failed', `Missing or wrong ${CSRF_HEADER} header`)
-      }
-    }
+    this.checkWrite(req, session)
     return { requestId: req.requestId, via: 'admin', project: null, apiKeyId: null, mode: 'live' }
+  }
+
+  /** For a state-changing request: the same origin, and the session's CSRF token in both places. */
+  checkWrite(req: Request, session: Session): void {
+    if (isSafeMethod(req.method)) return
+    this.checkOrigin(req)
+    const header = req.get(CSRF_HEADER)
+    const cookie = readCookie(req.get('cookie'), CSRF_COOKIE)
+    if (!header || header !== cookie || !this.signer!.checkCsrf(session, header)) {
+      throw new MailerError('csrf_failed', `Missing or wrong ${CSRF_HEADER} header`)
+    }
   }
 
   /**

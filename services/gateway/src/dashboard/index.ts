@@ -1,10 +1,12 @@
 import type { Bus } from '@mailer/bus'
 import type { RouteDef } from '@mailer/contracts'
+import type { Db } from '@mailer/db'
 import type { Logger, Metrics } from '@mailer/observability'
 import { Router } from 'express'
 import type { GatewayEnv } from '../env.js'
 import { withoutAutoOptions } from '../http/allowed-methods.js'
 import type { Authenticator } from '../http/authenticate.js'
+import { DashboardSignouts, startSignoutSync } from '../infra/dashboard-signouts.js'
 import { DashboardAuth } from './auth.js'
 import { securityHeaders } from './headers.js'
 import { API_PREFIX, proxyRouter } from './proxy.js'
@@ -15,13 +17,20 @@ export interface DashboardDeps {
   env: GatewayEnv
   routes: RouteDef[]
   bus: Bus
+  db: Db
   auth: Authenticator
   logger: Logger
   metrics: Metrics
+  /** Registers a step for shutdown (the sign-outs' reload and prune loops). */
+  onStop(step: () => Promise<void>): void
 }
 
-/** Everything under /dashboard: the built web app, its session endpoints and its admin API. */
-export function dashboardRouter(deps: DashboardDeps): Router {
+/**
+ * Everything under /dashboard: the built web app, its session endpoints and its admin API.
+ * Resolves after a first read of the sign-outs, so a restarted gateway never serves a session
+ * signed out before (if that read fails, sessions are 503 until one succeeds).
+ */
+export async function dashboardRouter(deps: DashboardDeps): Promise<Router> {
   const { env } = deps
   const dashboard = new DashboardAuth({
     adminKey: env.ADMIN_API_KEY,
@@ -34,6 +43,17 @@ export function dashboardRouter(deps: DashboardDeps): Router {
       'dashboard not built: /dashboard answers 503 until `pnpm --filter @mailer/dashboard build`',
     )
 
+  const signouts = new DashboardSignouts(deps.db)
+  const sessions = sessionRouter({
+    auth: dashboard,
+    bus: deps.bus,
+    signouts,
+    logger: deps.logger,
+    metrics: deps.metrics,
+  })
+  const sync = await startSignoutSync(signouts, dashboard.revoked, deps.bus, deps.logger)
+  deps.onStop(() => sync.stop())
+
   const router = Router()
   router.use('/dashboard', securityHeaders)
   router.use(API_PREFIX, (_req, res, next) => {
@@ -41,11 +61,7 @@ export function dashboardRouter(deps: DashboardDeps): Router {
     next()
   })
   // OPTIONS on the session path goes on to the API's 405 (proxy.ts), as on every other API path.
-  router.use(
-    withoutAutoOptions(
-      sessionRouter({ auth: dashboard, bus: deps.bus, logger: deps.logger, metrics: deps.metrics }),
-    ),
-  )
+  router.use(withoutAutoOptions(sessions))
   router.use(proxyRouter(deps.routes, { ...deps, timeoutMs: env.UPSTREAM_TIMEOUT_MS, dashboard }))
   router.use(staticRouter(dir))
   return router

@@ -5,6 +5,7 @@ import { type Request, type Response, Router } from 'express'
 import { z } from 'zod'
 import { jsonBody } from '../http/body.js'
 import { sendError } from '../http/errors.js'
+import type { DashboardSignouts } from '../infra/dashboard-signouts.js'
 import type { DashboardAuth } from './auth.js'
 import type { Session } from './session.js'
 
@@ -52,14 +53,16 @@ const sessionBody = (auth: DashboardAuth, s: Session) => ({
 export function sessionRouter(deps: {
   auth: DashboardAuth
   bus: Bus
+  signouts: DashboardSignouts
   logger: Logger
   metrics: Metrics
 }): Router {
-  const { auth, bus, logger } = deps
+  const { auth, bus, signouts, logger } = deps
   const router = Router()
   const limiter = new SignInLimiter()
   const signIns = deps.metrics.counter('dashboard_signins_total', 'Dashboard sign-in attempts', ['outcome'])
-  // Every replica forgets a signed-out session, not only the one that handled the sign-out.
+  // Every replica forgets a signed-out session at once, not only the one that handled the sign-out
+  // (one that misses this reads it from the database: infra/dashboard-signouts.ts).
   bus.subscribe(SUBJECTS.dashboardSignout, (payload) => {
     const m = SignoutMessage.safeParse(payload)
     if (m.success) auth.revoked.add(m.data.sid, m.data.expiresAt)
@@ -95,16 +98,24 @@ export function sessionRouter(deps: {
   })
 
   router.get('/dashboard/api/session', (req: Request, res: Response) => {
-    const s = auth.current(req)
-    if (!s) return sendError(res, new MailerError('invalid_session', 'Not signed in'), logger, req.requestId)
-    res.set('Cache-Control', 'no-store').json(sessionBody(auth, s))
+    try {
+      const s = auth.current(req)
+      if (!s) throw new MailerError('invalid_session', 'Not signed in')
+      res.set('Cache-Control', 'no-store').json(sessionBody(auth, s))
+    } catch (err) {
+      sendError(res, err, logger, req.requestId)
+    }
   })
 
   router.delete('/dashboard/api/session', async (req: Request, res: Response) => {
     try {
-      const s = auth.current(req)
-      if (s) {
-        await auth.caller(req) // origin and CSRF token: a foreign page cannot sign the operator out
+      // Not `current`: a sign-out is taken even while the sign-outs are being loaded.
+      const s = auth.signed(req)
+      if (s && !auth.revoked.has(s.sid)) {
+        auth.checkWrite(req, s) // origin and CSRF token: a foreign page cannot sign the operator out
+        // Stored first: a replica that misses the announcement (restarted since, or away from
+        // NATS) reads it there. If it cannot be stored nothing changes, and a retry signs out.
+        await signouts.record(s.sid, s.expiresAt)
         auth.revoked.add(s.sid, s.expiresAt)
         bus.publish(SUBJECTS.dashboardSignout, { sid: s.sid, expiresAt: s.expiresAt })
       }

@@ -49,6 +49,30 @@ describe('RevokedSessions', () => {
     r.add('c', 10, 101_000) // already expired: nothing to remember
     expect(r.has('c')).toBe(false)
   })
+
+  it('is complete only after a load that no reconnect overtook, and a load never drops an announcement', () => {
+    const r = new RevokedSessions()
+    expect(r.complete).toBe(false) // nothing read yet
+    r.loaded(r.beginLoad(), [{ sid: 'a', expiresAt: 100 }], 50_000)
+    expect([r.complete, r.has('a')]).toEqual([true, true])
+
+    r.invalidate() // NATS came back: announcements may have been missed
+    expect(r.complete).toBe(false)
+    const ticket = r.beginLoad()
+    r.add('b', 100, 50_000) // announced while the load reads
+    r.invalidate() // and another reconnect before it ends
+    r.loaded(
+      ticket,
+      [
+        { sid: 'c', expiresAt: 100 },
+        { sid: 'gone', expiresAt: 10 },
+      ],
+      50_000,
+    )
+    expect([r.complete, r.has('b'), r.has('c'), r.has('gone')]).toEqual([false, true, true, false])
+    r.loaded(r.beginLoad(), [], 50_000)
+    expect(r.complete).toBe(true)
+  })
 })
 
 describe('readCookie', () => {

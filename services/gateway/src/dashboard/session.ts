@@ -71,10 +71,16 @@ export class SessionSigner {
 
 /**
  * Session ids signed out before they expired. A stateless cookie stays valid until it expires, so
- * sign-out adds its id here on every replica (announced over NATS) until then.
+ * sign-out adds its id here on every replica until then: at once through the NATS announcement,
+ * and from PostgreSQL (where every sign-out is written first) at start and after each reconnect,
+ * since a replica started later or disconnected meanwhile never got the announcement. Until such a
+ * load has succeeded the set may lack a sign-out, and says so (`complete`), so that no request is
+ * served on a session it cannot vouch for.
  */
 export class RevokedSessions {
   private readonly ids = new Map<string, number>()
+  private generation = 0
+  private loadedGeneration = -1
 
   add(sid: string, expiresAt: number, nowMs = Date.now()): void {
     this.prune(nowMs)
@@ -83,6 +89,31 @@ export class RevokedSessions {
 
   has(sid: string): boolean {
     return this.ids.has(sid)
+  }
+
+  /** Every sign-out up to the last load is here, and every announcement since. */
+  get complete(): boolean {
+    return this.loadedGeneration === this.generation
+  }
+
+  /** Announcements may have been missed (a NATS reconnect): incomplete until the next load. */
+  invalidate(): void {
+    this.generation++
+  }
+
+  /** Starts a load from the database: pass the ticket to `loaded` with what it read. */
+  beginLoad(): number {
+    return this.generation
+  }
+
+  /**
+   * Adds what a load read (to what is here: an announcement that came while it read may be newer
+   * than its snapshot). Complete only if nothing was invalidated since the load began.
+   */
+  loaded(ticket: number, rows: Iterable<{ sid: string; expiresAt: number }>, nowMs = Date.now()): void {
+    this.prune(nowMs)
+    for (const r of rows) if (r.expiresAt * 1000 > nowMs) this.ids.set(r.sid, r.expiresAt)
+    if (ticket === this.generation) this.loadedGeneration = ticket
   }
 
   private prune(nowMs: number): void {
