@@ -44,13 +44,13 @@ export function App() {
       />
     )
   }
+  // A sign-out the gateway refused (it could not store it, or could not be reached) left the
+  // session as it was: the page stays signed in and says so (Layout) rather than look signed out
+  // while the cookie still opens the dashboard.
   const signOut = async () => {
-    try {
-      await api.del('session')
-    } finally {
-      setCsrfToken('')
-      setState({ kind: 'signed-out' })
-    }
+    await api.del('session')
+    setCsrfToken('')
+    setState({ kind: 'signed-out' })
   }
   const signedIn = (session: SessionInfo) => {
     setCsrfToken(session.csrfToken)

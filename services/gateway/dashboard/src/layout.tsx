@@ -1,4 +1,6 @@
 import { type ReactNode, useEffect, useRef, useState } from 'react'
+import { useNotify } from './components/notices.js'
+import { ApiError } from './lib/api.js'
 import { lastProject, ProjectSelect, rememberProject } from './lib/projects.js'
 import { Link, navigate, useLocation } from './lib/router.js'
 import { type ThemeChoice, useTheme } from './lib/theme.js'
@@ -43,8 +45,20 @@ function ThemeSelect() {
 }
 
 /** The frame of every signed-in page: skip link, top bar, navigation, main region. */
-export function Layout({ children, onSignOut }: { children: ReactNode; onSignOut: () => void }) {
+export function Layout({
+  children,
+  onSignOut,
+}: {
+  children: ReactNode
+  /** Rejects when the gateway did not sign out: the session goes on, and the operator is told. */
+  onSignOut: () => Promise<void>
+}) {
   const { path } = useLocation()
+  const notify = useNotify()
+  const signOut = () =>
+    onSignOut().catch((e: Error) =>
+      notify(`Not signed out: ${e.message}${e instanceof ApiError ? ` (${e.code})` : ''}`, 'error'),
+    )
   const [menuOpen, setMenuOpen] = useState(false)
   const slugInPath = /^projects\/([^/]+)/.exec(path)?.[1]
   const slug = slugInPath ? decodeURIComponent(slugInPath) : (lastProject() ?? '')
@@ -84,7 +98,7 @@ export function Layout({ children, onSignOut }: { children: ReactNode; onSignOut
         </button>
         <div className="topbar-actions">
           <ThemeSelect />
-          <button type="button" className="btn small" onClick={onSignOut}>
+          <button type="button" className="btn small" onClick={signOut}>
             Sign out
           </button>
         </div>
