@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { useTestEnv } from '@mailer/testing'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PrivateNats } from '../support/infra.js'
 import type { ServiceName } from '../support/stack.js'
 
 /**
@@ -64,4 +65,22 @@ describe('configuration errors at start', () => {
       expect(output).not.toMatch(/\n\s+at /)
     },
   )
+
+  describe('a NATS server that refuses the login of NATS_URL', () => {
+    let nats: PrivateNats
+    beforeAll(async () => {
+      nats = await PrivateNats.start(['--user', 'mailer', '--pass', 'right-one'])
+    }, 60_000)
+    afterAll(() => nats.stop())
+
+    it.each(SERVICES)('%s: exits 78 naming NATS_URL, never the password', async (name) => {
+      const { code, output } = await run(name, {
+        NATS_URL: `nats://mailer:wr0ng-s3cret@127.0.0.1:${nats.port}`,
+      })
+      expect(code).toBe(78)
+      expect(output).toContain('NATS_URL')
+      expect(output).not.toContain('wr0ng-s3cret')
+      expect(output).not.toMatch(/\n\s+at /)
+    })
+  })
 })

@@ -1,7 +1,15 @@
-import { type BaseEnv, parseNatsUrl } from '@mailer/config'
+import { type BaseEnv, ConfigError, parseNatsUrl } from '@mailer/config'
 import { createDb, type Db, pingDb } from '@mailer/db'
 import { createLogger, type Logger, Metrics, type OpsServer, startOpsServer } from '@mailer/observability'
+import { ErrorCode, NatsError } from 'nats'
 import { Bus } from './bus.js'
+
+/** What the NATS server answers a login it refuses with. */
+const LOGIN_REFUSED = new Set<string>([
+  ErrorCode.AuthorizationViolation,
+  ErrorCode.BadAuthentication,
+  ErrorCode.AuthenticationExpired,
+])
 
 /** What every service process holds: config, logs, metrics, NATS, PostgreSQL, ops endpoints. */
 export interface Runtime<E extends BaseEnv = BaseEnv> {
@@ -64,6 +72,18 @@ export async function startRuntime<E extends BaseEnv>(
       logger,
       metrics,
     })
+  } catch (err) {
+    // A refused login is a setting to fix, not an outage to wait out: exit 78 naming NATS_URL
+    // (startOrExit), never the credentials.
+    if (err instanceof NatsError && LOGIN_REFUSED.has(err.code)) {
+      await ops.close()
+      await db.$disconnect()
+      throw new ConfigError(
+        ['NATS_URL'],
+        `Invalid configuration:\n  NATS_URL: the NATS server refused its login (${err.message}); check the user and password or token in it`,
+      )
+    }
+    throw err
   } finally {
     clearInterval(waiting)
   }

@@ -85,6 +85,23 @@ export function parseEnv<S extends z.ZodType>(
   throw new ConfigError(vars, `Invalid configuration:\n${lines.join('\n')}`)
 }
 
+/**
+ * For `main.ts`: starts the service; a configuration problem found only once it connects (the
+ * NATS server refusing NATS_URL's login) is printed and the process exits 78 (EX_CONFIG), like one
+ * found by the env schema, rather than with an unhandled rejection's stack trace.
+ */
+export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return await start()
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`)
+      process.exit(78)
+    }
+    throw e
+  }
+}
+
 /** For `main.ts`: parse or print the problem and exit 78 (EX_CONFIG). */
 export function loadEnvOrExit<S extends z.ZodType>(
   schema: S,

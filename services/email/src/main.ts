@@ -1,8 +1,8 @@
-import { loadEnvOrExit } from '@mailer/config'
+import { loadEnvOrExit, startOrExit } from '@mailer/config'
 import { onShutdown } from '@mailer/observability'
 import { start } from './app.js'
 import { emailEnv } from './env.js'
 
 const env = loadEnvOrExit(emailEnv)
-const rt = await start(env)
+const rt = await startOrExit(() => start(env))
 onShutdown(() => rt.stop(), rt.logger, env.SHUTDOWN_TIMEOUT_SECONDS)
