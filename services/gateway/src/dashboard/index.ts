@@ -6,6 +6,7 @@ import { Router } from 'express'
 import type { GatewayEnv } from '../env.js'
 import { withoutAutoOptions } from '../http/allowed-methods.js'
 import type { Authenticator } from '../http/authenticate.js'
+import { DashboardSignins, startSigninPrune } from '../infra/dashboard-signins.js'
 import { DashboardSignouts, startSignoutSync } from '../infra/dashboard-signouts.js'
 import { DashboardAuth } from './auth.js'
 import { securityHeaders } from './headers.js'
@@ -21,7 +22,7 @@ export interface DashboardDeps {
   auth: Authenticator
   logger: Logger
   metrics: Metrics
-  /** Registers a step for shutdown (the sign-outs' reload and prune loops). */
+  /** Registers a step for shutdown (the sign-outs' reload and prune loops, the sign-ins' prune). */
   onStop(step: () => Promise<void>): void
 }
 
@@ -44,15 +45,19 @@ export async function dashboardRouter(deps: DashboardDeps): Promise<Router> {
     )
 
   const signouts = new DashboardSignouts(deps.db)
+  const signins = new DashboardSignins(deps.db)
   const sessions = sessionRouter({
     auth: dashboard,
     bus: deps.bus,
+    signins,
     signouts,
     logger: deps.logger,
     metrics: deps.metrics,
   })
   const sync = await startSignoutSync(signouts, dashboard.revoked, deps.bus, deps.logger)
   deps.onStop(() => sync.stop())
+  const prune = startSigninPrune(signins, deps.logger)
+  deps.onStop(() => prune.stop())
 
   const router = Router()
   router.use('/dashboard', securityHeaders)

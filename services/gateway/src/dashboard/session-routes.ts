@@ -5,6 +5,7 @@ import { type Request, type Response, Router } from 'express'
 import { z } from 'zod'
 import { jsonBody } from '../http/body.js'
 import { sendError } from '../http/errors.js'
+import type { DashboardSignins } from '../infra/dashboard-signins.js'
 import type { DashboardSignouts } from '../infra/dashboard-signouts.js'
 import type { DashboardAuth } from './auth.js'
 import type { Session } from './session.js'
@@ -12,37 +13,6 @@ import type { Session } from './session.js'
 /** Trimmed like the Bearer token (and ADMIN_API_KEY): a pasted key often brings a line break. */
 const SignInBody = z.strictObject({ key: z.string().trim().min(1).max(4096) })
 const SignoutMessage = z.object({ sid: z.string(), expiresAt: z.number().int() })
-
-/**
- * Failed sign-ins per client address: the admin key is chosen by the operator and may be short,
- * so guessing is slowed to `max` failures per window. Bounded: the oldest entries go first.
- */
-export class SignInLimiter {
-  private readonly failures = new Map<string, { count: number; resetAt: number }>()
-
-  constructor(
-    private readonly max = 10,
-    private readonly windowMs = 5 * 60_000,
-    private readonly capacity = 10_000,
-  ) {}
-
-  blocked(ip: string, now = Date.now()): boolean {
-    const f = this.failures.get(ip)
-    return f !== undefined && f.resetAt > now && f.count >= this.max
-  }
-
-  fail(ip: string, now = Date.now()): void {
-    const f = this.failures.get(ip)
-    if (!f || f.resetAt <= now) {
-      if (this.failures.size >= this.capacity) this.failures.delete(this.failures.keys().next().value!)
-      this.failures.set(ip, { count: 1, resetAt: now + this.windowMs })
-    } else f.count++
-  }
-
-  succeed(ip: string): void {
-    this.failures.delete(ip)
-  }
-}
 
 const sessionBody = (auth: DashboardAuth, s: Session) => ({
   expiresAt: new Date(s.expiresAt * 1000).toISOString(),
@@ -53,13 +23,13 @@ const sessionBody = (auth: DashboardAuth, s: Session) => ({
 export function sessionRouter(deps: {
   auth: DashboardAuth
   bus: Bus
+  signins: DashboardSignins
   signouts: DashboardSignouts
   logger: Logger
   metrics: Metrics
 }): Router {
-  const { auth, bus, signouts, logger } = deps
+  const { auth, bus, signins, signouts, logger } = deps
   const router = Router()
-  const limiter = new SignInLimiter()
   const signIns = deps.metrics.counter('dashboard_signins_total', 'Dashboard sign-in attempts', ['outcome'])
   // Every replica forgets a signed-out session at once, not only the one that handled the sign-out
   // (one that misses this reads it from the database: infra/dashboard-signouts.ts).
@@ -68,17 +38,20 @@ export function sessionRouter(deps: {
     if (m.success) auth.revoked.add(m.data.sid, m.data.expiresAt)
   })
 
-  router.post('/dashboard/api/session', (req: Request, res: Response) => {
+  router.post('/dashboard/api/session', async (req: Request, res: Response) => {
     try {
       auth.checkOrigin(req)
       const { key } = parseBody(SignInBody, jsonBody(req))
+      // The address the ingress saw (TRUST_PROXY), counted in PostgreSQL before the key is
+      // compared, so every replica and a restarted one see the same count (infra/dashboard-signins.ts).
       const ip = req.ip ?? 'unknown'
-      if (limiter.blocked(ip)) {
+      const attempt = await signins.attempt(ip)
+      if (!attempt.allowed) {
         signIns.inc({ outcome: 'limited' })
+        res.set('Retry-After', String(attempt.retryAfterSeconds)) // until the lockout ends
         throw new MailerError('rate_limited', 'Too many failed sign-ins; try again later')
       }
       if (!auth.signer?.isAdminKey(key)) {
-        limiter.fail(ip)
         signIns.inc({ outcome: auth.signer ? 'invalid' : 'unconfigured' })
         logger.warn({ requestId: req.requestId, ip }, 'dashboard sign-in refused')
         throw new MailerError(
@@ -86,7 +59,7 @@ export function sessionRouter(deps: {
           auth.signer ? 'Wrong admin key' : 'No ADMIN_API_KEY is configured',
         )
       }
-      limiter.succeed(ip)
+      await signins.succeeded(ip)
       const { session, cookie } = auth.signer.issue(auth.ttlSeconds)
       auth.setCookies(req, res, session, cookie)
       signIns.inc({ outcome: 'ok' })

@@ -4,8 +4,9 @@ import type { Response } from 'express'
 
 /**
  * The one place where errors become HTTP: status from the error, the contract's body shape,
- * `Retry-After: 60` on rate limits, `WWW-Authenticate` on key failures. Anything that is not a
- * MailerError is logged with the request id and answered as 500 `internal` without details.
+ * `Retry-After: 60` on rate limits (unless the route set the real wait), `WWW-Authenticate` on key
+ * failures. Anything that is not a MailerError is logged with the request id and answered as 500
+ * `internal` without details.
  */
 export function sendError(res: Response, err: unknown, logger: Logger, requestId: string): void {
   let e: MailerError
@@ -21,7 +22,8 @@ export function sendError(res: Response, err: unknown, logger: Logger, requestId
   if (e.code === 'missing_api_key') res.setHeader('WWW-Authenticate', 'Bearer')
   else if (e.status === 401 && e.code !== 'invalid_session')
     res.setHeader('WWW-Authenticate', 'Bearer error="invalid_token"')
-  if (e.code === 'rate_limited') res.setHeader('Retry-After', '60')
+  // A route that knows the real wait (the dashboard's sign-in lockout) has set it already.
+  if (e.code === 'rate_limited' && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', '60')
   if (e.code === 'service_unavailable') res.setHeader('Retry-After', '1')
   const body: Record<string, unknown> = { type: e.type, code: e.code, message: e.message }
   if (e.param !== undefined) body.param = e.param
