@@ -20,6 +20,19 @@ function patch<T>(q: T): T {
   return q
 }
 
+// Without DATABASE_URL, Prisma 6.19 does not say so: it goes for a native engine to download,
+// which fails offline with `getaddrinfo ENOTFOUND binaries.prisma.sh`. `generate` never connects,
+// so it gets a placeholder (as the Dockerfile gives it); every other command is told what is
+// missing.
+if (!process.env.DATABASE_URL) {
+  if (process.argv.includes('generate'))
+    process.env.DATABASE_URL = 'postgresql://generate@localhost:5432/generate'
+  else
+    throw new Error(
+      'DATABASE_URL is not set: Prisma needs the PostgreSQL to work on (migrate diff makes its shadow database there), e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/mailer, the database make dev uses',
+    )
+}
+
 /**
  * DATABASE_URL as the services connect with it (createDb in src/client.ts): node-postgres reads
  * the TLS settings in it (`sslmode`, `sslrootcert`, ...), so a database that takes TLS

@@ -1,5 +1,6 @@
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile, execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
@@ -97,6 +98,35 @@ describe('prisma migrations', () => {
       }
     } finally {
       await server.close()
+    }
+  }, 120_000)
+
+  it('name a missing DATABASE_URL, and generate the client without one', () => {
+    // Prisma 6.19 alone answers a missing DATABASE_URL by downloading a native engine: offline,
+    // `make migrate` or `pnpm generate` failed with "getaddrinfo ENOTFOUND binaries.prisma.sh".
+    const env: NodeJS.ProcessEnv = { ...process.env }
+    delete env.DATABASE_URL
+    const run = (...args: string[]) =>
+      spawnSync(join(dbDir, 'node_modules/.bin/prisma'), args, { cwd: dbDir, env, encoding: 'utf8' })
+    const status = run('migrate', 'status')
+    expect(status.status).not.toBe(0)
+    expect(status.stdout + status.stderr).toContain('DATABASE_URL is not set')
+    expect(status.stdout + status.stderr).not.toContain('binaries.prisma.sh')
+
+    // `generate` never connects: it works without one (into a directory of its own, so that the
+    // client the other tests load is left alone; inside the package, or Prisma installs itself).
+    const dir = mkdtempSync(join(dbDir, 'node_modules', '.generate-'))
+    try {
+      const schema = readFileSync(join(dbDir, 'prisma/schema.prisma'), 'utf8')
+      const output = 'output     = "../src/generated/client"'
+      expect(schema).toContain(output)
+      writeFileSync(join(dir, 'schema.prisma'), schema.replace(output, `output = "${join(dir, 'client')}"`))
+      const generate = run('generate', '--schema', join(dir, 'schema.prisma'))
+      expect(generate.stdout + generate.stderr).not.toContain('binaries.prisma.sh')
+      expect(generate.status).toBe(0)
+      expect(existsSync(join(dir, 'client/index.js'))).toBe(true)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   }, 120_000)
 
