@@ -165,25 +165,50 @@ function run(name, i, env) {
       for (const l of lines) if (l) console.log(`${tag} ${pretty(l)}`)
     })
   }
+  // A service that dies leaves the rest half-working (a gateway whose port was taken answers
+  // nothing, an auth that crashed answers every request 503): stop them all and say so.
   p.on('exit', (code, sig) => {
-    if (!stopping) log(`${name} exited (${sig ?? code})`)
+    if (stopping) return
+    log(`${name} exited (${sig ?? code}); stopping the others`)
+    stop(1)
   })
   children.push(p)
 }
 
 let stopping = false
-async function stop() {
+async function stop(code = 0) {
   if (stopping) return
   stopping = true
   log('stopping services (drain)…')
   for (const c of children) c.kill('SIGTERM')
-  await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.on('exit', r)))))
+  const running = (c) => c.exitCode === null && c.signalCode === null
+  await Promise.all(children.map((c) => (running(c) ? new Promise((r) => c.on('exit', r)) : null)))
   for (const f of cleanups.reverse()) f()
   log('stopped')
-  process.exit(0)
+  process.exit(code)
 }
-process.on('SIGINT', stop)
-process.on('SIGTERM', stop)
+process.on('SIGINT', () => stop())
+process.on('SIGTERM', () => stop())
+
+// The ports first: on a port another process holds (another `make dev`), the gateway died at
+// once while /health answered from the other one, so this printed "Mailer is running" with an
+// admin key that server refuses; a taken metrics port crashed its service with a stack trace.
+const port = Number(process.env.PORT ?? 3000)
+const metricsBase = Number(process.env.METRICS_PORT ?? 9464)
+const metricsPort = (name) => metricsBase + METRICS_ORDER.indexOf(name)
+const ports = [
+  { port, what: 'PORT, the API' },
+  ...METRICS_ORDER.map((name) => ({ port: metricsPort(name), what: `metrics of ${name}` })),
+]
+const taken = []
+for (const p of ports) if (await reachable('127.0.0.1', p.port)) taken.push(p)
+if (taken.length > 0) {
+  for (const p of taken) log(`port ${p.port} (${p.what}) is in use: another make dev?`)
+  log(
+    `stop what listens there, or choose other ports: PORT (${port}) for the API, METRICS_PORT (${metricsBase}) for the gateway's metrics, the other services taking the next six`,
+  )
+  process.exit(1)
+}
 
 const databaseUrl = await postgres()
 const natsUrl = await nats()
@@ -196,7 +221,6 @@ execFileSync('pnpm', ['--filter', '@mailer/db', 'migrate'], {
 
 const adminKey =
   process.env.ADMIN_API_KEY ?? secret('admin-key', () => `admin_${randomBytes(18).toString('base64url')}`)
-const port = Number(process.env.PORT ?? 3000)
 const base = {
   ...process.env,
   NODE_ENV: 'development',
@@ -214,22 +238,28 @@ const base = {
 }
 const present = SERVICES.filter((s) => existsSync(join(root, 'services', s, 'src', 'main.ts')))
 for (const [i, name] of present.entries()) {
-  run(name, i, { ...base, PORT: String(port), METRICS_PORT: String(9464 + METRICS_ORDER.indexOf(name)) })
+  run(name, i, { ...base, PORT: String(port), METRICS_PORT: String(metricsPort(name)) })
 }
 
 const url = `http://localhost:${port}`
-for (let i = 0; i < 300; i++) {
+let healthy = false
+for (let i = 0; i < 300 && !healthy && !stopping; i++) {
   try {
-    const r = await fetch(`${url}/health`)
-    if (r.ok) break
+    healthy = (await fetch(`${url}/health`)).ok
   } catch {}
-  await sleep(200)
+  if (!healthy) await sleep(200)
 }
-console.log(`
+// A service that died has already started stop(), which ends the process.
+if (!stopping && !healthy) {
+  log(`the gateway did not answer ${url}/health within 60 s; stopping`)
+  await stop(1)
+}
+if (!stopping)
+  console.log(`
 \x1b[1mMailer is running\x1b[0m
   base URL:   ${url}
   admin key:  ${adminKey}
   outbox:     ${base.MAIL_TRANSPORT === 'file' ? base.MAIL_OUTBOX_DIR : base.SMTP_URL}
-  metrics:    http://localhost:9464/metrics (gateway; other services on 9465-9470)
+  metrics:    http://localhost:${metricsBase}/metrics (gateway; other services on ${metricsBase + 1}-${metricsBase + 6})
 Press Ctrl-C to stop.
 `)
