@@ -121,6 +121,26 @@ async function nats() {
   return 'nats://127.0.0.1:4222'
 }
 
+/**
+ * URLs (a comma-separated list, as NATS_URL may be) for the screen: a password stays off it and
+ * out of pasted logs, and so does the user part when it may be a token (NATS `nats://token@h`).
+ */
+function forScreen(value, keepUser = true) {
+  return String(value)
+    .split(',')
+    .map((v) => {
+      try {
+        const u = new URL(v.trim())
+        if (u.password) u.password = '***'
+        if (!keepUser && u.username) u.username = '***'
+        return u.toString()
+      } catch {
+        return '(not a URL)'
+      }
+    })
+    .join(',')
+}
+
 function secret(file, make) {
   const path = join(data, file)
   if (!existsSync(path)) writeFileSync(path, make(), { mode: 0o600 })
@@ -212,6 +232,11 @@ if (taken.length > 0) {
 
 const databaseUrl = await postgres()
 const natsUrl = await nats()
+// On a shared PostgreSQL or NATS, what this instance uses there (NATS_PREFIX keeps two apart).
+log(`PostgreSQL ${forScreen(databaseUrl)}`)
+log(
+  `NATS ${forScreen(natsUrl, false)}, ${process.env.NATS_PREFIX ? `prefix ${process.env.NATS_PREFIX}` : 'no prefix'}`,
+)
 log('applying migrations')
 execFileSync('pnpm', ['--filter', '@mailer/db', 'migrate'], {
   cwd: root,
@@ -259,7 +284,7 @@ if (!stopping)
 \x1b[1mMailer is running\x1b[0m
   base URL:   ${url}
   admin key:  ${adminKey}
-  outbox:     ${base.MAIL_TRANSPORT === 'file' ? base.MAIL_OUTBOX_DIR : base.SMTP_URL}
+  ${base.MAIL_TRANSPORT === 'file' ? `outbox:     ${base.MAIL_OUTBOX_DIR}` : `relay:      ${forScreen(base.SMTP_URL)}`}
   metrics:    http://localhost:${metricsBase}/metrics (gateway; other services on ${metricsBase + 1}-${metricsBase + 6})
 Press Ctrl-C to stop.
 `)

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { useTestEnv } from '@mailer/testing'
 import pg from 'pg'
@@ -19,6 +20,12 @@ const servers: Server[] = []
 // A schema of its own, which `make dev` migrates with `prisma migrate deploy` (the file's own
 // schema is migrated without Prisma's bookkeeping, which deploy refuses).
 const schema = () => `${new URL(te.databaseUrl).searchParams.get('schema')}_dev`
+// Its secrets and outbox given, so that it writes nothing into the checkout's .data/.
+const own = {
+  ADMIN_API_KEY: 'admin_dev-script-test',
+  TRACKING_SECRET: 'dev-script-test-tracking-secret-0123456789',
+  MAIL_OUTBOX_DIR: join(tmpdir(), 'mailer-dev-script-outbox'),
+}
 const databaseUrl = () => {
   const u = new URL(te.databaseUrl)
   u.searchParams.set('schema', schema())
@@ -61,7 +68,7 @@ async function freePorts(n: number): Promise<number> {
 function dev(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const proc = spawn(process.execPath, ['scripts/dev.mjs'], {
     cwd: ROOT,
-    env: { ...process.env, ...te.env, DATABASE_URL: databaseUrl(), ...env },
+    env: { ...process.env, ...te.env, ...own, DATABASE_URL: databaseUrl(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   })
@@ -94,6 +101,48 @@ describe('make dev', () => {
     // Nothing was started or migrated.
     expect(output).not.toContain('applying migrations')
   }, 120_000)
+
+  it('starts, says what it uses without printing passwords, and stops everything on Ctrl-C', async () => {
+    const base = await freePorts(8)
+    const proc = spawn(process.execPath, ['scripts/dev.mjs'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        ...te.env,
+        ...own,
+        DATABASE_URL: databaseUrl(),
+        PORT: String(base),
+        METRICS_PORT: String(base + 1),
+        SMTP_URL: 'smtp://mailer:s3cret-pass@127.0.0.1:2525',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
+    started.push(proc)
+    let output = ''
+    const exited = new Promise<number | null>((r) => proc.once('exit', r))
+    await new Promise<void>((resolve, reject) => {
+      for (const s of [proc.stdout, proc.stderr])
+        s.on('data', (d) => {
+          output += d
+          if (output.includes('Press Ctrl-C')) resolve()
+        })
+      exited.then(() => reject(new Error(`make dev ended before starting:\n${output}`)))
+    })
+    expect(output).toContain(`base URL:   http://localhost:${base}`)
+    expect(output).toContain('relay:      smtp://mailer:***@127.0.0.1:2525')
+    // Which PostgreSQL (database and schema) and NATS (prefix) it works in, on a shared server.
+    expect(output).toContain(`PostgreSQL ${databaseUrl()}`)
+    expect(output).toContain(`prefix ${te.natsPrefix}`)
+    expect(output).not.toContain('s3cret-pass')
+    expect((await fetch(`http://localhost:${base}/health`)).status).toBe(200)
+
+    // Ctrl-C: the terminal sends SIGINT to the whole process group.
+    process.kill(-proc.pid!, 'SIGINT')
+    expect(await exited).toBe(0)
+    const held = await Promise.all(Array.from({ length: 8 }, (_, i) => inUse(base + i)))
+    expect(held.some(Boolean)).toBe(false)
+  }, 180_000)
 
   it('stops every service and exits 1 when one of them dies', async () => {
     const base = await freePorts(8)
