@@ -1,18 +1,17 @@
-import { randomBytes } from 'node:crypto'
 import { coalesceFlushes } from '@mailer/bus'
-import { waitFor } from '@mailer/testing'
+import { useTestEnv, waitFor } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 // What a service publishes from many callbacks of one event-loop turn (a gateway forwarding 20
 // HTTP requests that arrived together) leaves in one socket write, in order, none lost.
-const natsUrl = inject('natsUrl')
-const subject = `t${randomBytes(5).toString('hex')}.flush`
+const te = useTestEnv()
+const subject = () => `${te.natsPrefix}.flush`
 let receiver: NatsConnection
 const open: NatsConnection[] = []
 
 beforeAll(async () => {
-  receiver = await connect({ servers: natsUrl })
+  receiver = await connect({ servers: te.natsUrl })
   open.push(receiver)
 })
 afterAll(async () => {
@@ -48,10 +47,10 @@ async function received(topic: string, n: number): Promise<{ got: string[]; done
 
 describe('publishes made in one event-loop turn', () => {
   it('leave in one socket write with coalesceFlushes, in order', async () => {
-    const nc = await connect({ servers: natsUrl })
+    const nc = await connect({ servers: te.natsUrl })
     open.push(nc)
     coalesceFlushes(nc)
-    const topic = `${subject}.one`
+    const topic = `${subject()}.one`
     const { got, done } = await received(topic, 20)
     expect(await publishFromCallbacks(nc, topic, 20)).toBe(1)
     await done
@@ -59,10 +58,10 @@ describe('publishes made in one event-loop turn', () => {
   })
 
   it("past the client's 32 KiB threshold are written at once, not held for the turn", async () => {
-    const nc = await connect({ servers: natsUrl })
+    const nc = await connect({ servers: te.natsUrl })
     open.push(nc)
     coalesceFlushes(nc)
-    const topic = `${subject}.big`
+    const topic = `${subject()}.big`
     const { got, done } = await received(topic, 20)
     const big = 'x'.repeat(20_000)
     const transport = (nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } })
@@ -83,9 +82,9 @@ describe('publishes made in one event-loop turn', () => {
   })
 
   it('leave in a write each without it (what the change saves)', async () => {
-    const nc = await connect({ servers: natsUrl })
+    const nc = await connect({ servers: te.natsUrl })
     open.push(nc)
-    const topic = `${subject}.each`
+    const topic = `${subject()}.each`
     const { got, done } = await received(topic, 20)
     expect(await publishFromCallbacks(nc, topic, 20)).toBe(20)
     await done
@@ -93,12 +92,12 @@ describe('publishes made in one event-loop turn', () => {
   })
 
   it('request-reply still answers, and a drain still sends what was published last', async () => {
-    const responder = await connect({ servers: natsUrl })
-    const requester = await connect({ servers: natsUrl })
+    const responder = await connect({ servers: te.natsUrl })
+    const requester = await connect({ servers: te.natsUrl })
     open.push(responder)
     coalesceFlushes(responder)
     coalesceFlushes(requester)
-    const topic = `${subject}.rpc`
+    const topic = `${subject()}.rpc`
     responder.subscribe(topic, { callback: (_e, m) => m.respond(`re:${m.string()}`) })
     await responder.flush()
     const answers = await Promise.all(
@@ -106,8 +105,8 @@ describe('publishes made in one event-loop turn', () => {
     )
     expect(answers.map((m) => m.string())).toEqual(['re:0', 're:1', 're:2', 're:3', 're:4'])
 
-    const { got } = await received(`${subject}.last`, 1)
-    requester.publish(`${subject}.last`, 'bye')
+    const { got } = await received(`${subject()}.last`, 1)
+    requester.publish(`${subject()}.last`, 'bye')
     await requester.drain()
     await waitFor(() => got.length === 1)
     expect(got).toEqual(['bye'])
