@@ -1,0 +1,85 @@
+import { useTestEnv, waitFor } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, createProject } from '../support/http.js'
+import { Stack } from '../support/stack.js'
+import { EventPublisher, makeEvent, type Received, Receiver, type Reply, sleep } from '../support/webhooks.js'
+
+// Disabling a webhook while its attempts are on their way. The receiver holds its answers until
+// the webhook is disabled: the attempt time-out is long enough that none of them times out first,
+// however slow the machine (with webhooks-delivery's 1.5 s one, a busy run could time the held
+// request out before the receiver answered it).
+const te = useTestEnv({
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,2',
+  WEBHOOK_TIMEOUT_MS: '20000',
+  WEBHOOK_POLL_MS: '500',
+})
+const stack = new Stack(te)
+let client: ReturnType<typeof api>
+let events: EventPublisher
+const receivers: Receiver[] = []
+
+beforeAll(async () => {
+  await stack.startAll(['auth', 'webhook', 'gateway'])
+  client = api(stack.gatewayUrl)
+  events = await EventPublisher.connect(te)
+})
+afterAll(async () => {
+  await stack.stopAll()
+  await events.close()
+  await Promise.all(receivers.map((r) => r.close()))
+})
+
+/** A project with a webhook pointing at a fresh receiver. */
+async function setup(reply?: (r: Received, n: number) => Reply) {
+  const receiver = await Receiver.start(reply)
+  receivers.push(receiver)
+  const p = await createProject(client, 'inflight')
+  const wh = await client.post('/v1/webhooks', p.live, { url: receiver.url() })
+  expect(wh.status).toBe(201)
+  return { receiver, p, wh: wh.body as { id: string; secret: string }, projectId: p.project.id as string }
+}
+
+const deliveries = async (key: string, webhookId: string) =>
+  (await client.get(`/v1/webhooks/${webhookId}/deliveries`, key)).body.data as any[]
+
+describe('disabling a webhook', () => {
+  it('disabling while attempts are in flight: the one answered 2xx stays a success, the failed one is failed "webhook disabled"', async () => {
+    let release!: () => void
+    const answered = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const { receiver, p, wh, projectId } = await setup((r) =>
+      r.body.data.recipient === 'ok@example.com'
+        ? { status: 200, body: 'got it', after: answered }
+        : { status: 503, body: 'busy', after: answered },
+    )
+    await events.publish(projectId, makeEvent('email.delivered', { data: { recipient: 'ok@example.com' } }))
+    await events.publish(projectId, makeEvent('email.delivered', { data: { recipient: 'no@example.com' } }))
+    await waitFor(() => receiver.requests.length === 2, { what: 'both attempts in flight' })
+    const off = await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: false })
+    expect(off.status).toBe(200)
+    release()
+    const settled = await waitFor(async () => {
+      const list = await deliveries(p.live, wh.id)
+      return list.length === 2 && list.every((d) => d.status !== 'pending') ? list : null
+    })
+    const byId = (id: string) =>
+      settled.find((d) => d.eventId === receiver.requests.find((r) => r.body.data.recipient === id)!.body.id)
+    // The receiver took this one: it is not a delivery that failed.
+    expect(byId('ok@example.com')).toMatchObject({
+      status: 'success',
+      responseCode: 200,
+      responseBody: 'got it',
+    })
+    // This one would wait for a retry: disabling fails it, as it does a waiting retry.
+    expect(byId('no@example.com')).toMatchObject({
+      status: 'failed',
+      responseCode: null,
+      responseBody: 'webhook disabled',
+      nextAttemptAt: null,
+    })
+    await sleep(1500)
+    expect(receiver.requests).toHaveLength(2)
+  })
+})
