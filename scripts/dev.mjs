@@ -9,8 +9,6 @@ import { connect as tcpConnect } from 'node:net'
 import { join } from 'node:path'
 
 const root = new URL('..', import.meta.url).pathname
-const data = join(root, '.data')
-mkdirSync(data, { recursive: true })
 const require = createRequire(join(root, 'libs/db/package.json'))
 const pg = require('pg')
 
@@ -38,6 +36,20 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0
 const asRoot = (args) => (process.getuid?.() === 0 ? args : ['sudo', ...args])
 
+// DEV_DATA_DIR, DEV_PG_PORT and DEV_OWN_PG_PORT move what a test must not share with the
+// machine's make dev (docs/development.md); nobody else needs them.
+const data = process.env.DEV_DATA_DIR || join(root, '.data')
+mkdirSync(data, { recursive: true })
+/** A path as the user reads it: relative to the checkout when inside it. */
+const shown = (p) => (p.startsWith(root) ? p.slice(root.length) : p)
+
+/** Says what went wrong in one line and stops what it started: no stack trace for a setup problem. */
+function fatal(msg) {
+  log(msg)
+  for (const f of cleanups.reverse()) f()
+  process.exit(1)
+}
+
 function aptInstall(pkg) {
   log(`installing ${pkg} from the OS packages`)
   const [cmd, ...rest] = asRoot(['apt-get', 'install', '-y', '-qq', pkg])
@@ -48,57 +60,107 @@ function aptInstall(pkg) {
     stdio: 'inherit',
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   })
-  if (r.status !== 0) throw new Error(`could not install ${pkg}`)
+  if (r.status !== 0) fatal(`could not install ${pkg} (see above)`)
 }
+
+/** Why the server refused the password-less login, in words (pg's own are about SASL internals). */
+function refusal(e) {
+  const msg = String(e?.message ?? e)
+  if (e?.code === '28P01' || /password/i.test(msg)) return 'wants a password for user postgres'
+  return `cannot be used as user postgres without a password (${msg})`
+}
+
+const pgBins = () =>
+  existsSync('/usr/lib/postgresql')
+    ? readdirSync('/usr/lib/postgresql')
+        .sort((a, b) => Number(b) - Number(a))
+        .map((v) => `/usr/lib/postgresql/${v}/bin`)
+        .filter((b) => existsSync(`${b}/initdb`))
+    : []
 
 async function postgres() {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL
-  if (await reachable('127.0.0.1', 5432))
-    return ensureDb('postgres://postgres@127.0.0.1:5432/postgres', 'mailer')
-  // Start a private cluster under .data/pg on port 5433.
-  const bins = () =>
-    existsSync('/usr/lib/postgresql')
-      ? readdirSync('/usr/lib/postgresql')
-          .sort()
-          .reverse()
-          .map((v) => `/usr/lib/postgresql/${v}/bin`)
-      : []
-  if (bins().length === 0) aptInstall('postgresql')
-  const bin = bins()[0]
+  const pgPort = Number(process.env.DEV_PG_PORT || 5432)
   const dir = join(data, 'pg')
+  if (await reachable('127.0.0.1', pgPort)) {
+    // A stock Debian/Ubuntu server asks for a password over TCP (pg_hba scram-sha-256).
+    try {
+      return await ensureDb(`postgres://postgres@127.0.0.1:${pgPort}/postgres`, 'mailer')
+    } catch (e) {
+      const why = `PostgreSQL on 127.0.0.1:${pgPort} ${refusal(e)}: set DATABASE_URL=postgres://USER:PASSWORD@127.0.0.1:${pgPort}/postgres to use it`
+      // Installing a second server beside the user's would change their machine behind their back.
+      if (pgBins().length === 0) fatal(`${why} (no PostgreSQL server binaries to start one of its own)`)
+      log(`${why}; starting one of its own under ${shown(dir)} instead`)
+    }
+  }
+  return ownPostgres(dir)
+}
+
+/** Its own cluster under .data/pg on port 5433, trusting local logins; installs PostgreSQL if need be. */
+async function ownPostgres(dir) {
+  const port = Number(process.env.DEV_OWN_PG_PORT || 5433)
+  if (pgBins().length === 0) aptInstall('postgresql')
+  const bin = pgBins()[0]
+  if (!bin) fatal('no PostgreSQL server binaries under /usr/lib/postgresql after installing postgresql')
+  if (await reachable('127.0.0.1', port))
+    fatal(
+      `cannot start its own PostgreSQL: port ${port} is in use (one an earlier make dev left running in ${shown(dir)}?)`,
+    )
   const asPg = (args) => (process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...args] : args)
+  const pgTool = (args, what) => {
+    const [c, ...a] = asPg(args)
+    const r = spawnSync(c, a, { encoding: 'utf8' })
+    if (r.status !== 0) {
+      const last = `${r.stderr ?? ''}${r.stdout ?? ''}`.trim().split('\n').pop() || String(r.error ?? '')
+      fatal(`could not ${what}: ${last}`)
+    }
+  }
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     mkdirSync(dir, { recursive: true })
     if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres', dir])
-    const [c, ...a] = asPg([`${bin}/initdb`, '-D', dir, '-U', 'postgres', '--auth=trust'])
-    execFileSync(c, a, { stdio: 'ignore' })
+    pgTool(
+      [`${bin}/initdb`, '-D', dir, '-U', 'postgres', '--auth=trust'],
+      `create a PostgreSQL cluster in ${shown(dir)}`,
+    )
   }
-  const [c, ...a] = asPg([
-    `${bin}/pg_ctl`,
-    '-D',
-    dir,
-    '-o',
-    '-p 5433 -k /tmp -c listen_addresses=127.0.0.1',
-    '-l',
-    join(dir, 'log'),
-    '-w',
-    'start',
-  ])
-  execFileSync(c, a, { stdio: 'ignore' })
+  const logFile = join(dir, 'log')
+  pgTool(
+    [
+      `${bin}/pg_ctl`,
+      '-D',
+      dir,
+      '-o',
+      `-p ${port} -k /tmp -c listen_addresses=127.0.0.1`,
+      '-l',
+      logFile,
+      '-w',
+      'start',
+    ],
+    `start its own PostgreSQL (see ${shown(logFile)})`,
+  )
   cleanups.push(() => {
-    const [c2, ...a2] = asPg([`${bin}/pg_ctl`, '-D', dir, '-m', 'fast', 'stop'])
+    const [c2, ...a2] = asPg([`${bin}/pg_ctl`, '-D', dir, '-m', 'fast', '-w', 'stop'])
     spawnSync(c2, a2, { stdio: 'ignore' })
   })
-  log('started PostgreSQL on 127.0.0.1:5433 (data in .data/pg)')
-  return ensureDb('postgres://postgres@127.0.0.1:5433/postgres', 'mailer')
+  log(`started PostgreSQL on 127.0.0.1:${port} (data in ${shown(dir)})`)
+  try {
+    return await ensureDb(`postgres://postgres@127.0.0.1:${port}/postgres`, 'mailer')
+  } catch (e) {
+    fatal(`its own PostgreSQL on 127.0.0.1:${port} refused it: ${e?.message ?? e} (see ${shown(logFile)})`)
+  }
 }
 
 async function ensureDb(adminUrl, name) {
-  const c = new pg.Client({ connectionString: adminUrl })
-  await c.connect()
-  const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
-  if (!rowCount) await c.query(`CREATE DATABASE "${name}"`)
-  await c.end()
+  // A bounded wait: something other than PostgreSQL on the port may never answer.
+  const c = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 })
+  c.on('error', () => {}) // a late connection error after end(): the query's rejection says it
+  try {
+    await c.connect()
+    const { rowCount } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+    if (!rowCount) await c.query(`CREATE DATABASE "${name}"`)
+  } finally {
+    await c.end().catch(() => {})
+  }
   const u = new URL(adminUrl)
   u.pathname = `/${name}`
   return u.toString()
@@ -117,7 +179,7 @@ async function nats() {
   const p = spawn(bin, ['-c', conf, '-a', '127.0.0.1', '-p', '4222', '-js', '-sd', dir], { stdio: 'ignore' })
   cleanups.push(() => p.kill('SIGTERM'))
   for (let i = 0; i < 50 && !(await reachable('127.0.0.1', 4222)); i++) await sleep(100)
-  log('started nats-server with JetStream on 127.0.0.1:4222 (data in .data/nats)')
+  log(`started nats-server with JetStream on 127.0.0.1:4222 (data in ${shown(dir)})`)
   return 'nats://127.0.0.1:4222'
 }
 

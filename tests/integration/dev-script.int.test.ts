@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -6,6 +7,7 @@ import { join } from 'node:path'
 import { useTestEnv } from '@mailer/testing'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { freePort, PrivatePostgres, stopPostgresIn } from '../support/infra.js'
 
 /**
  * `make dev` (scripts/dev.mjs) as a newcomer meets it on a machine that already runs things: it
@@ -16,6 +18,8 @@ const ROOT = join(import.meta.dirname, '..', '..')
 const te = useTestEnv()
 const started: ChildProcess[] = []
 const servers: Server[] = []
+const clusters: PrivatePostgres[] = []
+const dataDirs: string[] = []
 
 // A schema of its own, which `make dev` migrates with `prisma migrate deploy` (the file's own
 // schema is migrated without Prisma's bookkeeping, which deploy refuses).
@@ -39,6 +43,12 @@ afterAll(async () => {
       process.kill(-p.pid!, 'SIGKILL')
     } catch {}
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))))
+  // The cluster a make dev started in its data dir (its own Ctrl-C stops it; a failed test may not).
+  for (const d of dataDirs) {
+    stopPostgresIn(join(d, 'pg'))
+    rmSync(d, { recursive: true, force: true })
+  }
+  for (const c of clusters) await c.stop()
   const u = new URL(te.databaseUrl)
   u.search = ''
   const c = new pg.Client({ connectionString: u.toString() })
@@ -63,6 +73,26 @@ async function freePorts(n: number): Promise<number> {
     if (!taken.some(Boolean)) return base
   }
 }
+
+/** A PostgreSQL that wants a password over TCP, as a stock Debian/Ubuntu server does. */
+let guarded: Promise<PrivatePostgres> | undefined
+const guardedPostgres = () => {
+  guarded ??= PrivatePostgres.start([], { password: 'dev-script-pg-secret' }).then((c) => {
+    clusters.push(c)
+    return c
+  })
+  return guarded
+}
+
+/** A data dir of its own instead of the checkout's .data/ (the `postgres` user must reach it). */
+function dataDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'mailer-dev-data-'))
+  chmodSync(d, 0o755)
+  dataDirs.push(d)
+  return d
+}
+
+const STACK_TRACE = /^\s+at /m
 
 /** Runs `node scripts/dev.mjs` until it exits or prints the banner. */
 function dev(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
@@ -157,5 +187,81 @@ describe('make dev', () => {
     // Its ports are free again: every service it started has stopped.
     const held = await Promise.all(Array.from({ length: 8 }, (_, i) => inUse(base + i)))
     expect(held.some(Boolean)).toBe(false)
+  }, 120_000)
+
+  it('starts its own PostgreSQL, saying why in one line, when the one on the default port wants a password', async () => {
+    const guarded = await guardedPostgres()
+    const ownPort = await freePort()
+    const base = await freePorts(8)
+    const proc = spawn(process.execPath, ['scripts/dev.mjs'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        ...te.env,
+        ...own,
+        DATABASE_URL: '', // none: make dev looks on the default port
+        DEV_PG_PORT: String(guarded.port),
+        DEV_OWN_PG_PORT: String(ownPort),
+        DEV_DATA_DIR: dataDir(),
+        PORT: String(base),
+        METRICS_PORT: String(base + 1),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
+    started.push(proc)
+    let output = ''
+    const exited = new Promise<number | null>((r) => proc.once('exit', r))
+    await new Promise<void>((resolve, reject) => {
+      for (const s of [proc.stdout, proc.stderr])
+        s.on('data', (d) => {
+          output += d
+          if (output.includes('Press Ctrl-C')) resolve()
+        })
+      exited.then(() => reject(new Error(`make dev ended before starting:\n${output}`)))
+    })
+    expect(output).not.toMatch(STACK_TRACE)
+    const why = output.split('\n').filter((l) => l.includes(`127.0.0.1:${guarded.port}`))
+    expect(why).toHaveLength(1)
+    expect(why[0]).toContain(`PostgreSQL on 127.0.0.1:${guarded.port} wants a password for user postgres`)
+    expect(why[0]).toContain(`DATABASE_URL=postgres://USER:PASSWORD@127.0.0.1:${guarded.port}/postgres`)
+    expect(output).toContain(`started PostgreSQL on 127.0.0.1:${ownPort}`)
+    expect(output).toContain(`PostgreSQL postgres://postgres@127.0.0.1:${ownPort}/mailer`)
+    expect((await fetch(`http://localhost:${base}/health`)).status).toBe(200)
+    // Nothing was created on the server that refused it.
+    const c = new pg.Client({ connectionString: guarded.url })
+    await c.connect()
+    const { rowCount } = await c
+      .query(`SELECT 1 FROM pg_database WHERE datname = 'mailer'`)
+      .finally(() => c.end())
+    expect(rowCount).toBe(0)
+
+    process.kill(-proc.pid!, 'SIGINT')
+    expect(await exited).toBe(0)
+    // Its own PostgreSQL stopped with it.
+    expect(await inUse(ownPort)).toBe(false)
+  }, 240_000)
+
+  it('exits 1 with that line, and no stack trace, when it cannot start a PostgreSQL of its own either', async () => {
+    const guarded = await guardedPostgres()
+    // Its own cluster's port is taken.
+    const other = createServer((_req, res) => res.end())
+    servers.push(other)
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r))
+    const ownPort = (other.address() as { port: number }).port
+    const base = await freePorts(8)
+    const { code, output } = await dev({
+      DATABASE_URL: '',
+      DEV_PG_PORT: String(guarded.port),
+      DEV_OWN_PG_PORT: String(ownPort),
+      DEV_DATA_DIR: dataDir(),
+      PORT: String(base),
+      METRICS_PORT: String(base + 1),
+    })
+    expect(output).not.toMatch(STACK_TRACE)
+    expect(output).toContain(`PostgreSQL on 127.0.0.1:${guarded.port} wants a password for user postgres`)
+    expect(output).toContain(`port ${ownPort} is in use`)
+    expect(output).not.toContain('applying migrations')
+    expect(code).toBe(1)
   }, 120_000)
 })

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -109,9 +109,9 @@ export function postgresBin(): string | null {
 }
 
 /**
- * A private PostgreSQL cluster (initdb into a temp dir, trust auth, its own port). As root it runs
- * as the `postgres` user, which PostgreSQL insists on. `restart()` is a crash-like stop (`-m
- * immediate`: no checkpoint, clients cut) followed by a start with WAL recovery.
+ * A private PostgreSQL cluster (initdb into a temp dir, its own port; trust auth unless a password
+ * is given). As root it runs as the `postgres` user, which PostgreSQL insists on. `restart()` is a
+ * crash-like stop (`-m immediate`: no checkpoint, clients cut) followed by a start with WAL recovery.
  */
 export class PrivatePostgres {
   readonly dir = mkdtempSync(join(tmpdir(), 'mailer-pg-'))
@@ -119,16 +119,46 @@ export class PrivatePostgres {
     private readonly bin: string,
     readonly port: number,
     private readonly settings: string[],
+    private readonly password?: string,
   ) {}
 
-  /** `settings`: extra server settings (`name=value`), e.g. to preload pg_stat_statements. */
-  static async start(settings: string[] = []): Promise<PrivatePostgres> {
+  /**
+   * `settings`: extra server settings (`name=value`), e.g. to preload pg_stat_statements.
+   * `password`: the superuser's, required over TCP (scram-sha-256, as a stock Debian server
+   * asks); the socket stays trusted.
+   */
+  static async start(settings: string[] = [], opts: { password?: string } = {}): Promise<PrivatePostgres> {
     const bin = postgresBin()
     if (!bin)
       throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)')
-    const pg = new PrivatePostgres(bin, await freePort(), settings)
+    const pg = new PrivatePostgres(bin, await freePort(), settings, opts.password)
     if (process.getuid?.() === 0) chownSync(pg.dir, uid('postgres'), gid('postgres'))
-    pg.run('initdb', ['-D', pg.dir, '-U', 'postgres', '--auth=trust', '--no-sync'])
+    if (opts.password === undefined) {
+      pg.run('initdb', ['-D', pg.dir, '-U', 'postgres', '--auth=trust', '--no-sync'])
+    } else {
+      // initdb reads the password from a file (the `postgres` user's to read, outside the data dir).
+      const pwDir = mkdtempSync(join(tmpdir(), 'mailer-pgpw-'))
+      const pwFile = join(pwDir, 'pw')
+      writeFileSync(pwFile, `${opts.password}\n`, { mode: 0o600 })
+      if (process.getuid?.() === 0) {
+        chownSync(pwDir, uid('postgres'), gid('postgres'))
+        chownSync(pwFile, uid('postgres'), gid('postgres'))
+      }
+      try {
+        pg.run('initdb', [
+          '-D',
+          pg.dir,
+          '-U',
+          'postgres',
+          '--auth-local=trust',
+          '--auth-host=scram-sha-256',
+          `--pwfile=${pwFile}`,
+          '--no-sync',
+        ])
+      } finally {
+        rmSync(pwDir, { recursive: true, force: true })
+      }
+    }
     onExit(() => {
       if (!existsSync(join(pg.dir, 'postmaster.pid'))) return
       try {
@@ -142,7 +172,8 @@ export class PrivatePostgres {
   }
 
   get url(): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/postgres`
+    const login = this.password === undefined ? 'postgres' : `postgres:${encodeURIComponent(this.password)}`
+    return `postgres://${login}@127.0.0.1:${this.port}/postgres`
   }
 
   /** The postmaster's pid (its backends are its children), from postmaster.pid. */
@@ -155,9 +186,7 @@ export class PrivatePostgres {
   }
 
   private run(tool: string, args: string[]): void {
-    const cmd = join(this.bin, tool)
-    const argv = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', cmd, ...args] : [cmd, ...args]
-    execFileSync(argv[0]!, argv.slice(1), { stdio: 'ignore' })
+    runPgTool(this.bin, tool, args)
   }
 
   async up(): Promise<void> {
@@ -179,6 +208,23 @@ export class PrivatePostgres {
       /* already stopped */
     }
     rmSync(this.dir, { recursive: true, force: true })
+  }
+}
+
+function runPgTool(bin: string, tool: string, args: string[]): void {
+  const cmd = join(bin, tool)
+  const argv = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', cmd, ...args] : [cmd, ...args]
+  execFileSync(argv[0]!, argv.slice(1), { stdio: 'ignore' })
+}
+
+/** Stops (`-m immediate`) a cluster that something else started in `dir`, if it runs. */
+export function stopPostgresIn(dir: string): void {
+  const bin = postgresBin()
+  if (!bin || !existsSync(join(dir, 'postmaster.pid'))) return
+  try {
+    runPgTool(bin, 'pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop'])
+  } catch {
+    /* not running */
   }
 }
 
