@@ -300,11 +300,15 @@ log(
   `NATS ${forScreen(natsUrl, false)}, ${process.env.NATS_PREFIX ? `prefix ${process.env.NATS_PREFIX}` : 'no prefix'}`,
 )
 log('applying migrations')
-execFileSync('pnpm', ['--filter', '@mailer/db', 'migrate'], {
+// Prisma says what is wrong (a refused login, a server it cannot reach) on stderr; the rest of
+// execFileSync's error is a stack trace about this script.
+const migrated = spawnSync('pnpm', ['--filter', '@mailer/db', 'migrate'], {
   cwd: root,
   stdio: ['ignore', 'ignore', 'inherit'],
   env: { ...process.env, DATABASE_URL: databaseUrl },
 })
+if (migrated.status !== 0)
+  fatal(`could not apply the migrations to ${forScreen(databaseUrl)} (see above): is DATABASE_URL right?`)
 
 const adminKey =
   process.env.ADMIN_API_KEY ?? secret('admin-key', () => `admin_${randomBytes(18).toString('base64url')}`)

@@ -264,4 +264,21 @@ describe('make dev', () => {
     expect(output).not.toContain('applying migrations')
     expect(code).toBe(1)
   }, 120_000)
+
+  it('exits 1 with one line, and no stack trace, when DATABASE_URL has the wrong password', async () => {
+    const guarded = await guardedPostgres()
+    const base = await freePorts(8)
+    const { code, output } = await dev({
+      DATABASE_URL: `postgres://postgres:not-the-password@127.0.0.1:${guarded.port}/postgres`,
+      DEV_DATA_DIR: dataDir(),
+      PORT: String(base),
+      METRICS_PORT: String(base + 1),
+    })
+    expect(output).not.toMatch(STACK_TRACE)
+    expect(output).toContain(
+      `could not apply the migrations to postgres://postgres:***@127.0.0.1:${guarded.port}/postgres (see above): is DATABASE_URL right?`,
+    )
+    expect(output).not.toContain('not-the-password')
+    expect(code).toBe(1)
+  }, 120_000)
 })
