@@ -65,10 +65,13 @@ const inUse = (port: number) =>
     s.on('error', () => resolve(false))
   })
 
-/** A base port with `n` free ports from it. */
+/**
+ * A base port with `n` free ports from it, below Linux's ephemeral range (32768-60999): a port
+ * there may be taken by an outgoing connection between this check and the services' listen.
+ */
 async function freePorts(n: number): Promise<number> {
   for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000)
+    const base = 20_000 + Math.floor(Math.random() * 12_000)
     const taken = await Promise.all(Array.from({ length: n }, (_, i) => inUse(base + i)))
     if (!taken.some(Boolean)) return base
   }
