@@ -274,11 +274,13 @@ export class DeliveryStore {
    * PATCH enabled:false — every pending delivery (retries included) of the webhook fails now. No
    * HTTP answer goes with `reason`, so the previous attempt's status code goes too (as when the
    * worker finds the webhook disabled): a 500 beside "webhook disabled" read as the receiver's.
+   * The lease stays: it tells the claim holding the row apart from an older one whose lease ran
+   * out under the same number, when the holder hands it back unsent (`unclaim`).
    */
   failPending(tx: Pick<Db, '$executeRawUnsafe'>, webhookId: string): Promise<number> {
     return tx.$executeRawUnsafe(
       `UPDATE webhook_deliveries
-       SET status = 'failed', response_code = NULL, response_body = $2, next_attempt_at = NULL, locked_until = NULL,
+       SET status = 'failed', response_code = NULL, response_body = $2, next_attempt_at = NULL,
            completed_at = now()
        WHERE webhook_id = $1 AND status = 'pending'`,
       webhookId,
@@ -289,17 +291,18 @@ export class DeliveryStore {
   /**
    * Gives claimed deliveries back unattempted: no lease, and the attempt the claim counted undone.
    * Only while the claim's own lease holds: once it ran out another claim may have taken the row
-   * under the same number (undoing would clear that claim's lease while it sends). A delivery its
-   * webhook's disabling failed meanwhile (no lease left) gets its number back too: it was not sent.
+   * under the same number (undoing would clear that claim's lease while it sends, or, the webhook
+   * disabled meanwhile, take back the number its 2xx is recorded under). A delivery its webhook's
+   * disabling failed meanwhile (which keeps the lease) gets its number back too: it was not sent.
    */
   async unclaim(rows: Claim[]): Promise<void> {
     if (rows.length === 0) return
     await this.rows(
       `UPDATE webhook_deliveries d SET locked_until = NULL, attempt = d.attempt - 1
        FROM unnest($1::text[], $2::int[], $3::timestamptz[]) AS v(id, attempt, lease)
-       WHERE d.id = v.id AND d.attempt = v.attempt
-         AND ((d.status = 'pending' AND d.locked_until = v.lease)
-              OR (d.status = 'failed' AND d.locked_until IS NULL AND d.response_code IS NULL AND d.response_body = $4))`,
+       WHERE d.id = v.id AND d.attempt = v.attempt AND d.locked_until = v.lease
+         AND (d.status = 'pending'
+              OR (d.status = 'failed' AND d.response_code IS NULL AND d.response_body = $4))`,
       [rows.map((r) => r.id), rows.map((r) => r.attempt), rows.map((r) => r.lease), DISABLED_REASON],
     )
   }
@@ -315,12 +318,14 @@ export class DeliveryStore {
 
   /**
    * Manual retry: due now, pending again. A delivery with an attempt in flight is left alone.
-   * Returns the delivery as it now stands.
+   * Returns the delivery as it now stands. An ended delivery's lease goes (one its webhook's
+   * disabling kept: that attempt's request was made, so the next claim counts a new one).
    */
   async retryNow(id: string, webhookId: string): Promise<DeliveryRow | null> {
     await this.db.$executeRawUnsafe(
       `UPDATE webhook_deliveries
-       SET status = 'pending', next_attempt_at = now(), completed_at = NULL
+       SET status = 'pending', next_attempt_at = now(), completed_at = NULL,
+           locked_until = CASE WHEN status = 'pending' THEN locked_until END
        WHERE id = $1 AND webhook_id = $2 AND NOT (status = 'pending' AND locked_until > now())`,
       id,
       webhookId,
