@@ -1,15 +1,19 @@
 import { MailerError } from '@mailer/contracts'
+import { isDatabaseUnavailable } from '@mailer/db'
 import type { Logger } from '@mailer/observability'
 import type { Response } from 'express'
 
 /**
  * The one place where errors become HTTP: status from the error, the contract's body shape,
  * `Retry-After: 60` on rate limits (unless the route set the real wait), `WWW-Authenticate` on key
- * failures. Anything that is not a MailerError is logged with the request id and answered as 500
- * `internal` without details.
+ * failures. PostgreSQL down or restarting (the dashboard's sign-ins and sign-outs) is 503
+ * `service_unavailable`, as over the bus (answerError). Anything else that is not a MailerError
+ * is logged with the request id and answered as 500 `internal` without details.
  */
 export function sendError(res: Response, err: unknown, logger: Logger, requestId: string): void {
   let e: MailerError
+  if (isDatabaseUnavailable(err))
+    err = new MailerError('service_unavailable', 'The database is unavailable; retry shortly')
   if (err instanceof MailerError) {
     e = err
     if (e.status >= 500) logger.warn({ requestId, code: e.code }, e.message)

@@ -1,5 +1,4 @@
-import { MailerError } from '@mailer/contracts'
-import { type Db, isDatabaseUnavailable } from '@mailer/db'
+import type { Db } from '@mailer/db'
 import { every, type Logger, type Loop } from '@mailer/observability'
 
 /** Failed sign-ins an address may make in one window before it is locked out until the window ends. */
@@ -31,8 +30,8 @@ export class DashboardSignins {
    * database's clock alone decides windows, so replicas whose clocks differ agree.
    */
   async attempt(address: string): Promise<SigninAttempt> {
-    const rows = await unavailableAs503(
-      () => this.db.$queryRaw<Array<{ attempts: number; wait: number }>>`
+    // Without PostgreSQL this throws, and the sign-in is 503 (http/errors.ts), never unlimited.
+    const rows = await this.db.$queryRaw<Array<{ attempts: number; wait: number }>>`
         INSERT INTO dashboard_signin_failures AS f (address, attempts, window_ends_at)
         VALUES (${address}, 1, now() + make_interval(secs => ${this.windowSeconds}::int))
         ON CONFLICT (address) DO UPDATE SET
@@ -40,8 +39,7 @@ export class DashboardSignins {
                           ELSE LEAST(f.attempts + 1, ${this.max}::int + 1) END,
           window_ends_at = CASE WHEN f.window_ends_at <= now() THEN EXCLUDED.window_ends_at
                                 ELSE f.window_ends_at END
-        RETURNING attempts, ceil(extract(epoch FROM window_ends_at - now()))::int AS wait`,
-    )
+        RETURNING attempts, ceil(extract(epoch FROM window_ends_at - now()))::int AS wait`
     const row = rows[0]!
     if (row.attempts <= this.max) return { allowed: true }
     return { allowed: false, retryAfterSeconds: Math.max(1, row.wait) }
@@ -49,7 +47,7 @@ export class DashboardSignins {
 
   /** The right key: the address starts again from zero, as before the window. */
   async succeeded(address: string): Promise<void> {
-    await unavailableAs503(() => this.db.dashboardSigninFailure.deleteMany({ where: { address } }))
+    await this.db.dashboardSigninFailure.deleteMany({ where: { address } })
   }
 
   /**
@@ -58,17 +56,6 @@ export class DashboardSignins {
    */
   prune(): Promise<number> {
     return this.db.$executeRaw`DELETE FROM dashboard_signin_failures WHERE window_ends_at <= now()`
-  }
-}
-
-/** The limit is never skipped: without PostgreSQL a sign-in is refused, to be tried again. */
-async function unavailableAs503<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (err) {
-    if (isDatabaseUnavailable(err))
-      throw new MailerError('service_unavailable', 'The database is unavailable; retry shortly')
-    throw err
   }
 }
 

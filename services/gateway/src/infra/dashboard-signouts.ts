@@ -1,6 +1,5 @@
 import type { Bus } from '@mailer/bus'
-import { MailerError } from '@mailer/contracts'
-import { type Db, isDatabaseUnavailable } from '@mailer/db'
+import type { Db } from '@mailer/db'
 import { every, type Logger, type Loop } from '@mailer/observability'
 import type { RevokedSessions } from '../dashboard/session.js'
 
@@ -22,18 +21,15 @@ const PRUNE_MS = 3_600_000
 export class DashboardSignouts {
   constructor(private readonly db: Db) {}
 
-  /** Written before the sign-out is announced, so a replica that misses the announcement finds it. */
+  /**
+   * Written before the sign-out is announced, so a replica that misses the announcement finds it.
+   * Without PostgreSQL this throws, and the sign-out is 503 (http/errors.ts).
+   */
   async record(sid: string, expiresAt: number): Promise<void> {
-    try {
-      await this.db.dashboardSignout.createMany({
-        data: [{ sessionId: sid, expiresAt: new Date(expiresAt * 1000) }],
-        skipDuplicates: true,
-      })
-    } catch (err) {
-      if (isDatabaseUnavailable(err))
-        throw new MailerError('service_unavailable', 'The database is unavailable; retry shortly')
-      throw err
-    }
+    await this.db.dashboardSignout.createMany({
+      data: [{ sessionId: sid, expiresAt: new Date(expiresAt * 1000) }],
+      skipDuplicates: true,
+    })
   }
 
   async unexpired(): Promise<Array<{ sid: string; expiresAt: number }>> {
