@@ -137,14 +137,12 @@ export async function deleteDraft(db: Sql, projectId: string, id: string): Promi
 }
 
 /**
- * draft → sending (due now) or scheduled. Fixes the caller the emails will act as: the project
- * (by slug, so its current limits apply at each chunk), and a test key's mode and id.
- */
-/**
- * Marks the draft `checked` (as the send check read it) sent or scheduled, only while its content
- * is still what was checked: a PATCH landing between the check and this write (another `from`, an
- * html whose template no longer renders) would otherwise go out unchecked. Answers null when the
- * draft changed meanwhile (check it again), 409 `broadcast_not_draft` when it is no draft anymore.
+ * draft → sending (due now) or scheduled, for the draft `checked` (as the send check read it),
+ * only while its content is still what was checked: a PATCH landing between the check and this
+ * write (another `from`, an html whose template no longer renders) would otherwise go out
+ * unchecked. Answers null when the draft changed meanwhile (check it again), 409
+ * `broadcast_not_draft` when it is no draft anymore. Fixes the caller the emails will act as: the
+ * project (by slug, so its current limits apply at each chunk), and a test key's mode and id.
  */
 export async function markSent(
   db: Sql,
