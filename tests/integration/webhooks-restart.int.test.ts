@@ -190,11 +190,13 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
   it('a replica killed with deliveries waiting in its memory costs them no attempt: each still gets the whole schedule', async () => {
     const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 500, body: 'down' }))
     receivers.push(rx)
-    // A real process, SIGKILLed: one slot, two claimed ahead, leased for 1 s × (1 + 2) + 5 s = 8 s.
+    // A real process, SIGKILLed: one slot, two claimed ahead, leased for 2.5 s × (1 + 2) + 5 s =
+    // 12.5 s. The time-out is long enough that the hanging attempt is still on its way when the
+    // replica is killed, however busy the machine (with 1 s a loaded run sent the next one first).
     await stack.stop('webhook')
     const only = await spawnService(
       'webhook',
-      stack.env({ WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_PREFETCH: '2', WEBHOOK_TIMEOUT_MS: '1000' }),
+      stack.env({ WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_PREFETCH: '2', WEBHOOK_TIMEOUT_MS: '2500' }),
     )
     let p: Awaited<ReturnType<typeof createProject>>
     let wh: { id: string }
@@ -203,6 +205,8 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
       wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
       for (let i = 0; i < 3; i++) await events.publish(p.project.id, makeEvent())
       await waitFor(async () => (await leased(wh.id)) === 3, { what: 'one in flight, two waiting' })
+      // Leased before it is posted: wait for the receiver to hold the first one.
+      await waitFor(() => rx.requests.length >= 1 || null, { what: 'the first attempt at the receiver' })
       expect(rx.requests).toHaveLength(1)
     } finally {
       await only.kill()
@@ -217,7 +221,7 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
         }>
         return data.length === 3 && data.every((d) => d.status === 'failed') ? data : null
       },
-      { timeoutMs: 30_000, what: 'every delivery failed after its schedule' },
+      { timeoutMs: 45_000, what: 'every delivery failed after its schedule' },
     )
     await sleep(500)
     const posts = (id: string) => rx.requests.filter((r) => r.headers['service-delivery-id'] === id).length
@@ -230,20 +234,21 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
         attempt: 4,
         posts: d.id === first ? 5 : 4,
       })
-  }, 60_000)
+  }, 90_000)
 
   it('disabling the webhook fails the deliveries waiting in memory with no attempt counted', async () => {
     const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 200, body: 'ok' }))
     receivers.push(rx)
-    const only = await oneSlotReplica(1000)
+    const only = await oneSlotReplica(2500)
     try {
       const p = await createProject(client, 'disable-ahead')
       const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
       for (let i = 0; i < 3; i++) await events.publish(p.project.id, makeEvent())
       await waitFor(async () => (await leased(wh.id)) === 3, { what: 'one in flight, two waiting' })
+      await waitFor(() => rx.requests.length >= 1 || null, { what: 'the first attempt at the receiver' })
       expect((await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: false })).status).toBe(200)
-      // The one in flight times out (1 s) and stays failed "webhook disabled".
-      await sleep(2000)
+      // The one in flight times out (2.5 s) and stays failed "webhook disabled".
+      await sleep(3500)
       const list = (await client.get(`/v1/webhooks/${wh.id}/deliveries`, p.live)).body.data as Array<{
         id: string
         attempt: number
