@@ -18,8 +18,8 @@ afterAll(async () => {
   await Promise.all(open.map((nc) => nc.close()))
 })
 
-/** Publishes `n` messages, each from its own callback of one loop turn; counts socket writes. */
-async function publishFromCallbacks(nc: NatsConnection, topic: string, n: number): Promise<number> {
+/** Counts the connection's socket writes until `stop()`, which answers the count. */
+function countWrites(nc: NatsConnection): { count(): number; stop(): number } {
   const transport = (nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } }).protocol
     .transport
   const send = transport.send.bind(transport)
@@ -28,14 +28,25 @@ async function publishFromCallbacks(nc: NatsConnection, topic: string, n: number
     writes++
     send(frame)
   }
+  return {
+    count: () => writes,
+    stop: () => {
+      transport.send = send
+      return writes
+    },
+  }
+}
+
+/** Publishes `n` messages, each from its own callback of one loop turn; counts socket writes. */
+async function publishFromCallbacks(nc: NatsConnection, topic: string, n: number): Promise<number> {
+  const writes = countWrites(nc)
   await new Promise<void>((resolve) => {
     for (let i = 0; i < n; i++) setImmediate(() => nc.publish(topic, String(i)))
     setImmediate(() => setImmediate(resolve))
   })
   await nc.flush()
-  transport.send = send
   // The flush's own PING is one more write.
-  return writes - 1
+  return writes.stop() - 1
 }
 
 async function received(topic: string, n: number): Promise<{ got: string[]; done: Promise<void> }> {
@@ -64,19 +75,12 @@ describe('publishes made in one event-loop turn', () => {
     const topic = `${subject()}.big`
     const { got, done } = await received(topic, 20)
     const big = 'x'.repeat(20_000)
-    const transport = (nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } })
-      .protocol.transport
-    const send = transport.send.bind(transport)
-    let writes = 0
-    transport.send = (frame) => {
-      writes++
-      send(frame)
-    }
+    const writes = countWrites(nc)
     // One callback, 20 messages of 20 KB: written as the buffer passes 32 KiB, about every second one.
     for (let i = 0; i < 20; i++) nc.publish(topic, big)
-    expect(writes).toBeGreaterThanOrEqual(9)
+    expect(writes.count()).toBeGreaterThanOrEqual(9)
     await nc.flush()
-    transport.send = send
+    writes.stop()
     await done
     expect(got).toHaveLength(20)
   })

@@ -4,8 +4,10 @@ import { api, createProject } from '../support/http.js'
 import { Stack } from '../support/stack.js'
 import {
   EventPublisher,
+  listDeliveries,
   makeEvent,
   metricValue,
+  projectWithReceiver,
   type Received,
   Receiver,
   type Reply,
@@ -38,18 +40,9 @@ afterAll(async () => {
 })
 
 let n = 0
-/** A project with a webhook pointing at a fresh receiver. */
-async function setup(reply?: (r: Received, n: number) => Reply, body: Record<string, unknown> = {}) {
-  const receiver = await Receiver.start(reply)
-  receivers.push(receiver)
-  const p = await createProject(client, `dl-${++n}`)
-  const wh = await client.post('/v1/webhooks', p.live, { url: receiver.url(), ...body })
-  expect(wh.status).toBe(201)
-  return { receiver, p, wh: wh.body as { id: string; secret: string }, projectId: p.project.id as string }
-}
-
-const deliveries = async (key: string, webhookId: string) =>
-  (await client.get(`/v1/webhooks/${webhookId}/deliveries`, key)).body.data as any[]
+const setup = (reply?: (r: Received, n: number) => Reply, body: Record<string, unknown> = {}) =>
+  projectWithReceiver(client, `dl-${++n}`, receivers, reply, body)
+const deliveries = (key: string, webhookId: string) => listDeliveries(client, key, webhookId)
 
 describe('delivery', () => {
   it('POSTs the event as stored, with every header, signed so an independent verifier accepts it', async () => {

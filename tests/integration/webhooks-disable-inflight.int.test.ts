@@ -1,8 +1,17 @@
 import { useTestEnv, waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
+import { api } from '../support/http.js'
 import { Stack } from '../support/stack.js'
-import { EventPublisher, makeEvent, type Received, Receiver, type Reply, sleep } from '../support/webhooks.js'
+import {
+  EventPublisher,
+  listDeliveries,
+  makeEvent,
+  projectWithReceiver,
+  type Received,
+  type Receiver,
+  type Reply,
+  sleep,
+} from '../support/webhooks.js'
 
 // Disabling a webhook while its attempts are on their way. The receiver holds its answers until
 // the webhook is disabled: the attempt time-out is long enough that none of them times out first,
@@ -30,18 +39,9 @@ afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()))
 })
 
-/** A project with a webhook pointing at a fresh receiver. */
-async function setup(reply?: (r: Received, n: number) => Reply) {
-  const receiver = await Receiver.start(reply)
-  receivers.push(receiver)
-  const p = await createProject(client, 'inflight')
-  const wh = await client.post('/v1/webhooks', p.live, { url: receiver.url() })
-  expect(wh.status).toBe(201)
-  return { receiver, p, wh: wh.body as { id: string; secret: string }, projectId: p.project.id as string }
-}
-
-const deliveries = async (key: string, webhookId: string) =>
-  (await client.get(`/v1/webhooks/${webhookId}/deliveries`, key)).body.data as any[]
+const setup = (reply?: (r: Received, n: number) => Reply) =>
+  projectWithReceiver(client, 'inflight', receivers, reply)
+const deliveries = (key: string, webhookId: string) => listDeliveries(client, key, webhookId)
 
 describe('disabling a webhook', () => {
   it('disabling while attempts are in flight: the one answered 2xx stays a success, the failed one is failed "webhook disabled"', async () => {

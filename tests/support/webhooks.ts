@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { TestEnv } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
+import { type api, createProject } from './http.js'
 
 /** One request a receiver got. */
 export interface Received {
@@ -185,3 +186,26 @@ export async function metricValue(port: number, name: string, labels = ''): Prom
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * A new project with a webhook pointing at a fresh receiver (pushed on `receivers`, for the
+ * caller to close); `body` adds to the webhook's create body.
+ */
+export async function projectWithReceiver(
+  client: ReturnType<typeof api>,
+  slug: string,
+  receivers: Receiver[],
+  reply?: (r: Received, n: number) => Reply,
+  body: Record<string, unknown> = {},
+) {
+  const receiver = await Receiver.start(reply)
+  receivers.push(receiver)
+  const p = await createProject(client, slug)
+  const wh = await client.post('/v1/webhooks', p.live, { url: receiver.url(), ...body })
+  if (wh.status !== 201) throw new Error(`create webhook: ${wh.status} ${JSON.stringify(wh.body)}`)
+  return { receiver, p, wh: wh.body as { id: string; secret: string }, projectId: p.project.id as string }
+}
+
+/** A webhook's deliveries, newest first (its first page). */
+export const listDeliveries = async (client: ReturnType<typeof api>, key: string, webhookId: string) =>
+  (await client.get(`/v1/webhooks/${webhookId}/deliveries`, key)).body.data as any[]
