@@ -8,7 +8,7 @@ import { sql } from '../support/db.js'
 import { TcpProxy } from '../support/infra.js'
 import { ADMIN_KEY, Stack } from '../support/stack.js'
 
-// The dashboard's sign-in allows 10 failures per client address in 5 minutes. A deployment runs
+// The dashboard's sign-in allows 10 failures per client (an IPv4 address, an IPv6 /64) in 5 minutes. A deployment runs
 // several gateway replicas behind a load balancer and rolls them out now and then: the limit must
 // hold across them (a guesser of the admin key does not get 10 tries per replica) and through a
 // restart, and it must not be skipped when PostgreSQL, where it is kept, does not answer.
@@ -56,6 +56,45 @@ describe('the dashboard sign-in limit', () => {
     }
     // Another address is not affected.
     expect((await signIn(second, '10.9.0.2', ADMIN_KEY)).status).toBe(200)
+  })
+
+  it('counts an IPv6 client per /64: its addresses share one limit, another /64 has its own', async () => {
+    // A guesser holding 2001:db8:9:7::/64 takes a new address for every try.
+    for (let i = 0; i < 10; i++) {
+      const ip = `2001:db8:9:7::${(i + 1).toString(16)}`
+      expect((await signIn(i % 2 ? second : stack.gatewayUrl, ip, `guess-${i}`)).status).toBe(401)
+    }
+    // Any other address of that /64, however it is written, is locked out until the shared window
+    // ends, started by the first failure a few seconds ago.
+    for (const ip of [
+      '2001:DB8:9:7:ffff:ffff:ffff:fffe',
+      '2001:0db8:0009:0007:0:0:0:abcd',
+      '[2001:db8:9:7::beef]:443',
+    ]) {
+      const limited = await signIn(second, ip, ADMIN_KEY)
+      expect([ip, limited.status, limited.code]).toEqual([ip, 429, 'rate_limited'])
+      expect(Number(limited.retryAfter)).toBeGreaterThan(240)
+      expect(Number(limited.retryAfter)).toBeLessThanOrEqual(300)
+    }
+    // The neighbouring /64 is someone else.
+    expect((await signIn(stack.gatewayUrl, '2001:db8:9:8::1', ADMIN_KEY)).status).toBe(200)
+  })
+
+  it('counts an IPv4 client the same whether its address comes as IPv4 or IPv4-mapped IPv6', async () => {
+    for (let i = 0; i < 10; i++) {
+      const ip = i % 2 ? '10.9.7.1' : '::ffff:10.9.7.1'
+      expect((await signIn(stack.gatewayUrl, ip, `guess-${i}`)).status).toBe(401)
+    }
+    expect((await signIn(second, '10.9.7.1', ADMIN_KEY)).status).toBe(429)
+    // Mapped addresses are not one /64 (::/64) for every IPv4 client.
+    expect((await signIn(second, '::ffff:10.9.7.2', ADMIN_KEY)).status).toBe(200)
+  })
+
+  it('clears the whole /64 when one of its addresses signs in with the right key', async () => {
+    for (let i = 0; i < 9; i++) await signIn(second, `2001:db8:9:9::${i + 1}`, `guess-${i}`)
+    expect((await signIn(stack.gatewayUrl, '2001:db8:9:9::aaaa', ADMIN_KEY)).status).toBe(200)
+    for (let i = 0; i < 9; i++)
+      expect((await signIn(second, `2001:db8:9:9::${i + 1}`, `guess-${i}`)).status).toBe(401)
   })
 
   it('holds through a restart of the gateway (a rollout)', async () => {

@@ -3,6 +3,7 @@ import { MailerError, parseBody, SUBJECTS } from '@mailer/contracts'
 import type { Logger, Metrics } from '@mailer/observability'
 import { type Request, type Response, Router } from 'express'
 import { z } from 'zod'
+import { signinClient } from '../domain/signin-client.js'
 import { jsonBody } from '../http/body.js'
 import { sendError } from '../http/errors.js'
 import type { DashboardSignins } from '../infra/dashboard-signins.js'
@@ -42,10 +43,12 @@ export function sessionRouter(deps: {
     try {
       auth.checkOrigin(req)
       const { key } = parseBody(SignInBody, jsonBody(req))
-      // The address the ingress saw (TRUST_PROXY), counted in PostgreSQL before the key is
-      // compared, so every replica and a restarted one see the same count (infra/dashboard-signins.ts).
+      // The address the ingress saw (TRUST_PROXY), counted per client (an IPv4 address, an IPv6
+      // /64: domain/signin-client.ts) in PostgreSQL before the key is compared, so every replica
+      // and a restarted one see the same count (infra/dashboard-signins.ts).
       const ip = req.ip ?? 'unknown'
-      const attempt = await signins.attempt(ip)
+      const client = signinClient(req.ip)
+      const attempt = await signins.attempt(client)
       if (!attempt.allowed) {
         signIns.inc({ outcome: 'limited' })
         res.set('Retry-After', String(attempt.retryAfterSeconds)) // until the lockout ends
@@ -53,13 +56,13 @@ export function sessionRouter(deps: {
       }
       if (!auth.signer?.isAdminKey(key)) {
         signIns.inc({ outcome: auth.signer ? 'invalid' : 'unconfigured' })
-        logger.warn({ requestId: req.requestId, ip }, 'dashboard sign-in refused')
+        logger.warn({ requestId: req.requestId, ip, client }, 'dashboard sign-in refused')
         throw new MailerError(
           'invalid_api_key',
           auth.signer ? 'Wrong admin key' : 'No ADMIN_API_KEY is configured',
         )
       }
-      await signins.succeeded(ip)
+      await signins.succeeded(client) // the whole /64 starts again, as it was counted
       const { session, cookie } = auth.signer.issue(auth.ttlSeconds)
       auth.setCookies(req, res, session, cookie)
       signIns.inc({ outcome: 'ok' })
