@@ -7,10 +7,13 @@ export const ERROR_TYPE_BY_STATUS = {
   403: 'permission_error',
   404: 'not_found',
   405: 'validation_error',
+  /** 408 and 431 are beyond the contract's table: Node refuses these before any route (api.md). */
+  408: 'validation_error',
   409: 'conflict',
   413: 'validation_error',
   422: 'unprocessable',
   429: 'rate_limit_error',
+  431: 'validation_error',
   500: 'internal_error',
   503: 'internal_error',
 } as const
@@ -30,6 +33,8 @@ export const ERROR_CODES = {
   invalid_schedule: 400,
   invalid_template: 400,
   invalid_template_data: 400,
+  /** The request line or a header is not HTTP/1.1 (refused by the HTTP parser, no route). */
+  invalid_request: 400,
   // 401
   missing_api_key: 401,
   invalid_api_key: 401,
@@ -62,6 +67,9 @@ export const ERROR_CODES = {
   content_expired: 404,
   // 405
   method_not_allowed: 405,
+  // 408
+  /** The headers, or the whole request, did not arrive within the server's time-outs. */
+  request_timeout: 408,
   // 409
   idempotency_payload_mismatch: 409,
   not_cancelable: 409,
@@ -81,6 +89,9 @@ export const ERROR_CODES = {
   // 429
   rate_limited: 429,
   daily_limit_exceeded: 429,
+  // 431
+  /** The request line and headers together are over Node's limit (16 KiB). */
+  headers_too_large: 431,
   // 500 / 503
   internal: 500,
   service_unavailable: 503,

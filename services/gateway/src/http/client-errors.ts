@@ -1,0 +1,85 @@
+import { maxHeaderSize, type Server, type ServerResponse, STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { MailerError } from '@mailer/contracts'
+import type { Logger } from '@mailer/observability'
+import { newRequestId } from './request-id.js'
+
+/**
+ * How long an answered connection waits for the client to close its side before it is destroyed.
+ * Closing at once, with request bytes still unread, makes the kernel send a reset that can wipe
+ * the answer from the client's buffer before it reads it; waiting forever would let a client hold
+ * the socket open.
+ */
+const LINGER_MS = 2_000
+
+/**
+ * The contract's error for what Node's HTTP server refuses by itself: a request line or header
+ * its parser rejects, headers over its limit, a request slower than its time-outs. Null for a
+ * socket error (ECONNRESET, EPIPE, ...): the peer is gone or the stream is broken, nothing to say.
+ */
+export function clientErrorFor(code: string | undefined): MailerError | null {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new MailerError(
+        'headers_too_large',
+        `The request line and headers are larger than ${maxHeaderSize} bytes`,
+      )
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new MailerError('payload_too_large', 'The chunk extensions of the request body are too large')
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new MailerError('request_timeout', 'The request was not received in time')
+  }
+  if (code?.startsWith('HPE_'))
+    return new MailerError('invalid_request', 'The request could not be parsed as HTTP/1.1')
+  return null
+}
+
+/** A whole HTTP/1.1 response carrying the contract's error body, closing the connection. */
+export function clientErrorResponse(e: MailerError, requestId: string): string {
+  const body = JSON.stringify({ error: { type: e.type, code: e.code, message: e.message } })
+  return [
+    `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? ''}`,
+    `Date: ${new Date().toUTCString()}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n')
+}
+
+/**
+ * Answers Node's `clientError`s in JSON. Without a listener Node writes a bare `400`, `408` or
+ * `431` with no body and no X-Request-Id, which SDKs cannot read as an API error. The answer goes
+ * only where Node's own would (the socket writable, no response of an in-flight request begun);
+ * otherwise, and on any socket error, the socket is just destroyed. Nothing of the request is
+ * logged (`err.rawPacket` holds its header values): only the parser's code.
+ */
+export function answerClientErrors(
+  server: Server,
+  opts: { logger: Logger; count: (status: number) => void },
+): void {
+  const answered = new WeakSet<Duplex>()
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    // The parser reports again on bytes that arrive after its error: answered once, and the
+    // linger timer below closes the socket.
+    if (answered.has(socket)) return
+    const e = clientErrorFor(err.code)
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
+    if (!e || !socket.writable || inFlight?.headersSent) {
+      socket.destroy()
+      return
+    }
+    answered.add(socket)
+    // A body that stalls belongs to a request express already gave an id: keep it for the logs.
+    const given = inFlight?.getHeader('x-request-id')
+    const requestId = typeof given === 'string' ? given : newRequestId()
+    opts.logger.debug({ requestId, code: err.code, status: e.status }, 'request refused by the HTTP server')
+    opts.count(e.status)
+    socket.end(clientErrorResponse(e, requestId))
+    const linger = setTimeout(() => socket.destroy(), LINGER_MS)
+    linger.unref()
+    socket.once('close', () => clearTimeout(linger))
+  })
+}

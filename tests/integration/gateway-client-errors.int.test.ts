@@ -1,0 +1,66 @@
+import { useTestEnv } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api } from '../support/http.js'
+import { type RawResponse, rawExchange } from '../support/raw-http.js'
+import { Stack } from '../support/stack.js'
+
+// What Node's HTTP server refuses before express sees a request. Node answered these by itself
+// with a bare status line, no body and no X-Request-Id, which no SDK can read as an API error.
+
+const te = useTestEnv()
+const stack = new Stack(te)
+let port = 0
+
+beforeAll(async () => {
+  await stack.start('gateway')
+  port = Number(new URL(stack.gatewayUrl).port)
+})
+afterAll(() => stack.stopAll())
+
+/** The contract's error body, nothing else, with the headers every answer carries. */
+function expectContractError(r: RawResponse, status: number, code: string): void {
+  expect(r.status, r.raw).toBe(status)
+  expect(r.statusLine).toMatch(new RegExp(`^HTTP/1\\.1 ${status} \\S`))
+  expect(r.headers['content-type']).toBe('application/json; charset=utf-8')
+  expect(r.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/)
+  expect(r.headers.connection).toBe('close')
+  expect(Number(r.headers['content-length'])).toBe(Buffer.byteLength(r.body))
+  const body = JSON.parse(r.body)
+  expect(body).toEqual({ error: { type: 'validation_error', code, message: expect.any(String) } })
+  expect(body.error.message).not.toBe('')
+}
+
+describe('requests Node refuses before any route', () => {
+  it('a garbage request line is 400 invalid_request in JSON with X-Request-Id', async () => {
+    const r = await rawExchange(port, 'HELLO THERE\r\n\r\n')
+    expectContractError(r, 400, 'invalid_request')
+  })
+
+  it('a header that does not parse is 400 invalid_request', async () => {
+    const r = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n')
+    expectContractError(r, 400, 'invalid_request')
+  })
+
+  it("headers over Node's limit are 431 headers_too_large; the header's value is not echoed", async () => {
+    const secret = `s3cr3t-${'x'.repeat(20_000)}`
+    const r = await rawExchange(
+      port,
+      `GET /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\n\r\n`,
+    )
+    expectContractError(r, 431, 'headers_too_large')
+    expect(r.raw).not.toContain('s3cr3t')
+  })
+
+  it('counts them as requests answered (route "unparsed") and keeps serving', async () => {
+    await rawExchange(port, 'HELLO THERE\r\n\r\n')
+    const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort('gateway')}/metrics`)).text()
+    expect(text).toMatch(
+      /mailer_gateway_http_requests_total\{route="unparsed",method="unknown",status="400"\} [1-9]/,
+    )
+    expect(text).toMatch(
+      /mailer_gateway_http_requests_total\{route="unparsed",method="unknown",status="431"\} [1-9]/,
+    )
+    const health = await api(stack.gatewayUrl).get('/health')
+    expect(health.status).toBe(200)
+  })
+})
