@@ -1,3 +1,4 @@
+export { ERR_LOG_MAX_BYTES } from './error-serializer.js'
 export { every, type Loop } from './every.js'
 export type { Logger } from './logger.js'
 export { createLogger, REDACT_PATHS } from './logger.js'

@@ -1,4 +1,5 @@
-import pino, { type Logger } from 'pino'
+import pino, { type DestinationStream, type Logger } from 'pino'
+import { serializeError } from './error-serializer.js'
 
 export type { Logger }
 
@@ -18,12 +19,19 @@ export const REDACT_PATHS = [
   '*.dkimPrivateKey',
 ]
 
-export function createLogger(opts: { service: string; level?: string; version?: string }): Logger {
-  return pino({
+/** Every service's root logger (startRuntime); `destination` is stdout unless a test gives one. */
+export function createLogger(
+  opts: { service: string; level?: string; version?: string },
+  destination?: DestinationStream,
+): Logger {
+  const options: pino.LoggerOptions = {
     level: opts.level ?? 'info',
     base: { service: opts.service, version: opts.version ?? process.env.MAILER_VERSION ?? '0.1.0' },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    // A Prisma error's message holds KB of generated source or the query's arguments.
+    serializers: { err: serializeError },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
-  })
+  }
+  return destination ? pino(options, destination) : pino(options)
 }
