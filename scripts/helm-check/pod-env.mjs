@@ -6,8 +6,8 @@
 // ConfigMap keys resolved from the same render, or a valid stand-in for a Secret the user
 // manages) must pass the service's env schema, as `loadEnvOrExit` does at start (a failure
 // there is a crash loop with exit 78); a key a render's own Secret does not have is a pod stuck
-// in CreateContainerConfigError; the ports, probes and grace period must match what the
-// service then serves.
+// in CreateContainerConfigError; a CA file DATABASE_URL names must be mounted; the ports, probes
+// and grace period must match what the service then serves.
 import { readFileSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -103,6 +103,37 @@ function containerEnv(c, objs, where) {
   return env
 }
 
+/**
+ * Files DATABASE_URL names (sslrootcert, sslcert, sslkey): node-postgres reads them at every new
+ * connection, so one the pod does not have fails every query with ENOENT. Each must lie in a
+ * mounted Secret or ConfigMap volume that holds it (externalDatabase.tlsCA).
+ */
+function checkDatabaseFiles(spec, c, url, where) {
+  let params
+  try {
+    params = new URL(url).searchParams
+  } catch {
+    return
+  }
+  for (const name of ['sslrootcert', 'sslcert', 'sslkey']) {
+    const path = params.get(name)
+    if (!path) continue
+    const provided = (c.volumeMounts ?? []).some((m) => {
+      const dir = m.mountPath.replace(/\/$/, '')
+      if (!path.startsWith(`${dir}/`)) return false
+      const v = (spec.volumes ?? []).find((v) => v.name === m.name)
+      const source = v?.secret ?? v?.configMap
+      // With items only the listed paths exist; without, every key of a Secret the user made may.
+      return !!source && (!source.items || source.items.some((i) => i.path === path.slice(dir.length + 1)))
+    })
+    if (!provided)
+      fail(
+        where,
+        `DATABASE_URL's ${name}=${path} is in no mounted Secret or ConfigMap: every connection would fail`,
+      )
+  }
+}
+
 const portNamed = (c, name) => (c.ports ?? []).find((p) => p.name === name)?.containerPort
 
 async function checkService(o, objs, file) {
@@ -133,6 +164,7 @@ async function checkService(o, objs, file) {
         )
     }
     const raw = containerEnv(c, objs, where)
+    checkDatabaseFiles(spec, c, raw.DATABASE_URL ?? '', where)
     let env
     try {
       env = loadEnv(raw)
@@ -172,6 +204,7 @@ function checkNeeds(o, objs, file, name, re, reads = () => true) {
   for (const c of spec.containers.filter(reads)) {
     const value = containerEnv(c, objs, where)[name]
     if (!re.test(value ?? '')) fail(where, `container ${c.name}: ${name} "${value ?? ''}" is not usable`)
+    if (name === 'DATABASE_URL') checkDatabaseFiles(spec, c, value ?? '', where)
   }
 }
 

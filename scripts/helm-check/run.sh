@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Offline checks of the Helm chart (called by `make lint`):
-#   helm lint --strict, helm template with default, production and plain-URL values,
+#   helm lint --strict, helm template with default, production (also with a database CA) and
+#   plain-URL values (with a database CA from a Secret),
 #   the `fail` messages of an unconfigured install, every rendered object against the
 #   Kubernetes schemas (kubernetes-models), the dashboard and its copies, and every pod's
 #   environment against its service's own env schema (pod-env.mjs).
@@ -56,14 +57,19 @@ step "helm template"
 "$helm" template mailer "$chart" --namespace mailer >"$out/default.yaml"
 "$helm" template mailer "$chart" --namespace mailer -f "$prod" >"$out/production.yaml"
 # External services given as plain URLs (the migration hook then carries its own Secret),
-# with every optional object switched on.
+# with every optional object switched on: the database's CA from a Secret, named in the URL.
+ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/etc/mailer/postgresql-ca/ca.crt'
 "$helm" template mailer "$chart" --namespace mailer \
-  --set postgresql.enabled=false,externalDatabase.url=postgresql://mailer:pw@db:5432/mailer \
+  --set postgresql.enabled=false --set-string "externalDatabase.url=$ca_url" \
+  --set externalDatabase.tlsCA.secretName=mailer-db-ca,externalDatabase.tlsCA.key=rds-global-bundle.pem \
   --set nats.enabled=false,externalNats.url=nats://nats:4222 \
   --set config.MAIL_TRANSPORT=smtp,secrets.SMTP_URL.value=smtp://relay:587,ingress.enabled=true \
   --set metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboard.enabled=true \
   --set services.gateway.hpa.enabled=true,services.gateway.pdb.enabled=true \
   >"$out/external-urls.yaml"
+# Production values with the database's CA from a ConfigMap (the URL is in the user's Secret).
+"$helm" template mailer "$chart" --namespace mailer -f "$prod" \
+  --set externalDatabase.tlsCA.configMapName=mailer-db-ca >"$out/production-ca.yaml"
 
 step "helm template fails clearly when NATS or PostgreSQL is not configured"
 expect_fail() {
@@ -82,15 +88,31 @@ expect_fail "no relay is set" --set config.MAIL_TRANSPORT=smtp
 expect_fail "services.dispatcher.env.METRICS_PORT is not a plain setting" --set services.dispatcher.env.METRICS_PORT=9000
 expect_fail "services.webhook.env.SHUTDOWN_TIMEOUT_SECONDS is not a plain setting" \
   --set services.webhook.env.SHUTDOWN_TIMEOUT_SECONDS=60
+# A database CA no connection uses, a URL reading a CA nothing mounts, or a CA for the bundled one.
+expect_fail "externalDatabase.tlsCA is mounted but externalDatabase.url does not use it" \
+  --set postgresql.enabled=false,externalDatabase.url=postgresql://mailer:pw@db:5432/mailer \
+  --set externalDatabase.tlsCA.secretName=mailer-db-ca
+expect_fail "only externalDatabase.tlsCA (secretName or configMapName) provides" \
+  --set postgresql.enabled=false --set-string "externalDatabase.url=$ca_url"
+expect_fail "externalDatabase.tlsCA is for an external PostgreSQL" --set externalDatabase.tlsCA.secretName=mailer-db-ca
+expect_fail "externalDatabase.tlsCA: set secretName or configMapName, not both" \
+  -f "$prod" --set externalDatabase.tlsCA.secretName=a,externalDatabase.tlsCA.configMapName=b
 
 # --- validate -----------------------------------------------------------------------------
 step "validating rendered objects, dashboard and metrics-used.json"
-node "$here/validate.mjs" --external mailer-secrets \
-  "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml"
+node "$here/validate.mjs" --external mailer-secrets,mailer-db-ca \
+  "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" "$out/production-ca.yaml"
+
+step "the database CA (externalDatabase.tlsCA) in every pod that connects to PostgreSQL, and only with it"
+node "$here/db-ca.mjs" "$out/default.yaml" none
+node "$here/db-ca.mjs" "$out/production.yaml" none
+node "$here/db-ca.mjs" "$out/external-urls.yaml" secret:mailer-db-ca:rds-global-bundle.pem
+node "$here/db-ca.mjs" "$out/production-ca.yaml" configMap:mailer-db-ca:ca.crt
 
 step "every pod's environment against its service's env schema, ports, probes and grace period"
 tsx="$repo/node_modules/.bin/tsx"
 [ -x "$tsx" ] || { echo "no $tsx: run pnpm install at the repository root first" >&2; exit 1; }
-"$tsx" "$here/pod-env.mjs" "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml"
+"$tsx" "$here/pod-env.mjs" "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" \
+  "$out/production-ca.yaml"
 
 step "helm chart OK"

@@ -97,6 +97,19 @@ function checkReferences(objs, file, external) {
       for (const v of spec.volumes ?? []) {
         if (v.configMap && !have('ConfigMap', v.configMap.name))
           fail(where, `volume ${v.name}: ConfigMap ${v.configMap.name} is not rendered`)
+        if (v.secret && !have('Secret', v.secret.secretName))
+          fail(where, `volume ${v.name}: Secret ${v.secret.secretName} is not rendered`)
+      }
+      // A mount of a volume the pod does not declare is refused by the API server.
+      const volumes = new Set([
+        ...(spec.volumes ?? []).map((v) => v.name),
+        ...(o.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name),
+      ])
+      for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) {
+        for (const m of c.volumeMounts ?? []) {
+          if (!volumes.has(m.name))
+            fail(where, `container ${c.name} mounts ${m.name}, which is not a volume of the pod`)
+        }
       }
     }
     if (

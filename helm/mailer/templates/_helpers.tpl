@@ -151,6 +151,43 @@ service reads, or (dict "root" $ "only" (list "NATS_URL")) to limit.
 {{- end }}
 {{- end }}
 
+{{/*
+The external database's CA (externalDatabase.tlsCA): a pod volume and the container mount every
+pod that connects to PostgreSQL gets (the services and the migration Job). The file is always
+ca.crt in mailer.dbCADir, whatever the key, so the URL's sslrootcert is the same for everyone.
+No subPath: the kubelet refreshes a mounted Secret or ConfigMap, and node-postgres reads the file
+again for each new connection, so a rotated CA is used without a restart.
+*/}}
+{{- define "mailer.dbCADir" -}}
+/etc/mailer/postgresql-ca
+{{- end }}
+
+{{- define "mailer.dbCAVolume" -}}
+{{- with .Values.externalDatabase.tlsCA }}
+{{- if or .secretName .configMapName }}
+- name: postgresql-ca
+  {{- if .secretName }}
+  secret:
+    secretName: {{ .secretName | quote }}
+  {{- else }}
+  configMap:
+    name: {{ .configMapName | quote }}
+  {{- end }}
+    items:
+      - key: {{ .key | default "ca.crt" | quote }}
+        path: ca.crt
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "mailer.dbCAMount" -}}
+{{- if include "mailer.dbCAVolume" . }}
+- name: postgresql-ca
+  mountPath: {{ include "mailer.dbCADir" . }}
+  readOnly: true
+{{- end }}
+{{- end }}
+
 {{/* Stops rendering with a clear message when the configuration cannot work. */}}
 {{- define "mailer.validate" -}}
 {{- $v := .Values }}
@@ -162,6 +199,20 @@ service reads, or (dict "root" $ "only" (list "NATS_URL")) to limit.
 {{- end }}
 {{- if and $v.nats.enabled (or $v.externalNats.url $v.externalNats.secretRef.name) }}
 {{- fail "NATS: set either nats.enabled=true (bundled) or externalNats.url / externalNats.secretRef, not both." }}
+{{- end }}
+{{- $ca := $v.externalDatabase.tlsCA | default dict }}
+{{- $caFile := printf "%s/ca.crt" (include "mailer.dbCADir" .) }}
+{{- if and $ca.secretName $ca.configMapName }}
+{{- fail "externalDatabase.tlsCA: set secretName or configMapName, not both." }}
+{{- end }}
+{{- if and (or $ca.secretName $ca.configMapName) $v.postgresql.enabled }}
+{{- fail "externalDatabase.tlsCA is for an external PostgreSQL: the bundled one (postgresql.enabled) takes no TLS." }}
+{{- end }}
+{{- if and (or $ca.secretName $ca.configMapName) $v.externalDatabase.url (not (contains "sslrootcert=" $v.externalDatabase.url)) }}
+{{- fail (printf "externalDatabase.tlsCA is mounted but externalDatabase.url does not use it: add ?sslmode=verify-full&sslrootcert=%s to the URL." $caFile) }}
+{{- end }}
+{{- if and (contains (include "mailer.dbCADir" .) $v.externalDatabase.url) (not (or $ca.secretName $ca.configMapName)) }}
+{{- fail (printf "externalDatabase.url reads %s, which only externalDatabase.tlsCA (secretName or configMapName) provides." $caFile) }}
 {{- end }}
 {{- if not (or $v.nats.enabled $v.externalNats.url $v.externalNats.secretRef.name) }}
 {{- fail "NATS is not configured: set externalNats.url (or externalNats.secretRef: { name, key }) to a NATS server with JetStream, or nats.enabled=true for the bundled single-node one." }}

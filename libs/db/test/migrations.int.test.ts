@@ -68,15 +68,19 @@ describe('prisma migrations', () => {
     }
   }, 120_000)
 
-  it('reach a PostgreSQL that takes TLS connections only, as the services do with the same URL', async () => {
+  it('reach a PostgreSQL that takes TLS connections only, verifying its certificate, as the services do with the same URL', async () => {
     // A managed database (RDS with rds.force_ssl, the PostgreSQL 15+ default there) refuses
-    // clear-text sessions: the Helm hook with `?sslmode=…` in DATABASE_URL must ask for TLS.
+    // clear-text sessions: the Helm hook with `?sslmode=…` in DATABASE_URL must ask for TLS, and
+    // check the server's certificate against the CA the chart mounts (externalDatabase.tlsCA).
     const server = await startTlsOnlyPostgres(new URL(url))
     try {
       const tlsUrl = new URL(url)
       tlsUrl.host = `127.0.0.1:${server.port}`
-      // no-verify: the throwaway certificate is self-signed (node-postgres reads require as verify-full).
-      tlsUrl.search = '?sslmode=no-verify&schema=mailer_tls'
+      tlsUrl.search = new URLSearchParams({
+        sslmode: 'verify-full',
+        sslrootcert: server.caFile,
+        schema: 'mailer_tls',
+      }).toString()
       const out = await new Promise<string>((resolve, reject) =>
         execFile(
           join(dbDir, 'node_modules/.bin/prisma'),

@@ -18,26 +18,42 @@ function fatal(message: string): Buffer {
 }
 
 /**
- * A PostgreSQL that takes TLS connections only, as managed ones do (RDS's rds.force_ssl, Azure's
- * require_secure_transport): TLS is terminated here with a throwaway self-signed certificate and
- * the session goes on to the real server at `target`; a client starting in clear gets the error a
- * `hostssl`-only pg_hba.conf gives.
+ * A throwaway self-signed certificate for `names` (subjectAltName entries such as
+ * `IP:127.0.0.1`), written to `dir` as cert.pem (which is also its own CA) and key.pem.
  */
-export async function startTlsOnlyPostgres(target: URL): Promise<{ port: number; close(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'pg-tls-'))
+export function selfSignedCert(
+  dir: string,
+  names: string[],
+): { certFile: string; key: Buffer; cert: Buffer } {
+  const certFile = join(dir, 'cert.pem')
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1'].concat([
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=mailer-test-db', '-days', '1'].concat([
+      '-addext',
+      `subjectAltName=${names.join(',')}`,
       '-keyout',
       join(dir, 'key.pem'),
       '-out',
-      join(dir, 'cert.pem'),
+      certFile,
     ]),
     { stdio: 'ignore' },
   )
-  const key = readFileSync(join(dir, 'key.pem'))
-  const cert = readFileSync(join(dir, 'cert.pem'))
-  rmSync(dir, { recursive: true })
+  return { certFile, key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(certFile) }
+}
+
+/**
+ * A PostgreSQL that takes TLS connections only, as managed ones do (RDS's rds.force_ssl, Azure's
+ * require_secure_transport): TLS is terminated here with a throwaway self-signed certificate and
+ * the session goes on to the real server at `target`; a client starting in clear gets the error a
+ * `hostssl`-only pg_hba.conf gives. `caFile` is the certificate to verify it with (sslrootcert);
+ * `names` are the certificate's subjectAltName entries.
+ */
+export async function startTlsOnlyPostgres(
+  target: URL,
+  names = ['DNS:localhost', 'IP:127.0.0.1'],
+): Promise<{ port: number; caFile: string; close(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'pg-tls-'))
+  const { certFile, key, cert } = selfSignedCert(dir, names)
 
   const sockets = new Set<Socket>()
   const server: Server = createServer((client) => {
@@ -65,10 +81,11 @@ export async function startTlsOnlyPostgres(target: URL): Promise<{ port: number;
   const { port } = server.address() as { port: number }
   return {
     port,
+    caFile: certFile,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy()
         server.close(() => resolve())
-      }),
+      }).finally(() => rmSync(dir, { recursive: true, force: true })),
   }
 }
