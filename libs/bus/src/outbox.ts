@@ -1,8 +1,9 @@
 import type { Db } from '@mailer/db'
 import type { Logger, Metrics } from '@mailer/observability'
-import { type Bus, DEFAULT_REQUEST_TIMEOUT_MS } from './bus.js'
+import type { Bus } from './bus.js'
 import { encodeJson } from './codec.js'
 import type { OutboxRow } from './outbox-sql.js'
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './requests.js'
 import { UnpublishableMessage } from './unpublishable.js'
 
 export interface OutboxMessage {
