@@ -10,7 +10,8 @@ import {
 } from 'nats'
 import type { z } from 'zod'
 import { coalesceFlushes } from './coalesced-flush.js'
-import { decodeJson, encodeJson } from './codec.js'
+import { encodeJson } from './codec.js'
+import { type InvalidationHandlers, listenForInvalidations } from './invalidations.js'
 import { publishDurable } from './publish-durable.js'
 import { ReconnectHooks } from './reconnect-hooks.js'
 import { ReplyInbox } from './reply-inbox.js'
@@ -31,8 +32,8 @@ export interface BusOptions {
 
 /**
  * The service's NATS connection: prefixed names, typed request-reply where errors travel as
- * data (requests.ts, responder.ts), JetStream publishes (publish-durable.ts), core pub/sub, and
- * JetStream handles.
+ * data (requests.ts, responder.ts), JetStream publishes (publish-durable.ts), core pub/sub for
+ * cache invalidations (invalidations.ts), and JetStream handles.
  */
 export class Bus {
   readonly js: JetStreamClient
@@ -40,7 +41,7 @@ export class Bus {
   private readonly served: Subscription[] = []
   /** Requests being answered, which a shutdown lets finish. */
   private readonly inflight = new Set<Promise<unknown>>()
-  /** Fan-out listeners (`subscribe`: cache invalidations), kept until the connection drains. */
+  /** Fan-out listeners (`subscribeInvalidations`), kept until the connection drains. */
   private readonly subs: Subscription[] = []
   /** Answers to this connection's requests and JetStream publishes. */
   private readonly inbox: ReplyInbox
@@ -198,19 +199,13 @@ export class Bus {
     this.nc.publish(this.subject(name), encodeJson(payload))
   }
 
-  /** Core NATS fan-out subscription (every replica gets every message). */
-  subscribe(name: string, onMessage: (payload: unknown) => void): void {
-    const sub = this.nc.subscribe(this.subject(name), {
-      callback: (err, msg) => {
-        if (err) return
-        try {
-          onMessage(decodeJson(msg.data))
-        } catch (e) {
-          this.opts.logger.warn({ err: e, subject: name }, 'bad message ignored')
-        }
-      },
-    })
-    this.subs.push(sub)
+  /**
+   * Listens to the broadcasts on `name` (every replica gets every message): `onMessage` for each,
+   * and `onMissed` after every reconnect, as the broadcasts sent meanwhile are lost. The only core
+   * subscription on offer, so that a cache cannot be given the one without the other.
+   */
+  subscribeInvalidations(name: string, handlers: InvalidationHandlers): void {
+    this.subs.push(listenForInvalidations(this, name, this.subject(name), handlers))
   }
 
   /** Makes sure everything published so far has reached the server. */

@@ -29,11 +29,13 @@ export class ProjectResolver {
     private readonly ttlMs = PROJECT_CACHE_TTL_MS,
     private readonly maxEntries = 10_000,
   ) {
-    bus.subscribe(SUBJECTS.authInvalidate, (payload) => this.invalidate(AuthInvalidation.parse(payload)))
-    // Invalidations broadcast while the connection was down never arrived.
-    bus.reconnects.onReconnect(() => {
-      this.generation++
-      this.cache.clear()
+    bus.subscribeInvalidations(SUBJECTS.authInvalidate, {
+      onMessage: (payload) => this.invalidate(AuthInvalidation.parse(payload)),
+      // Invalidations broadcast while the connection was down never arrived.
+      onMissed: () => {
+        this.generation++
+        this.cache.clear()
+      },
     })
   }
 

@@ -248,7 +248,10 @@ describe('shutting down', () => {
       },
       { queue: 'stopping' },
     )
-    svc.subscribe('stopping.note', (m) => heard.push(m))
+    svc.subscribeInvalidations('stopping.note', {
+      onMessage: (m) => heard.push(m),
+      onMissed: () => undefined,
+    })
     await svc.flush()
 
     const held = client.request('stopping.slow', { n: 1 })

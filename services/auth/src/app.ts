@@ -18,8 +18,10 @@ export async function start(env: AuthEnv): Promise<Runtime<AuthEnv>> {
   lastUsed.start()
   rt.onStop(() => lastUsed.stop())
 
-  rt.bus.subscribe(SUBJECTS.authInvalidate, (payload) => store.apply(AuthInvalidation.parse(payload)))
-  rt.bus.reconnects.onReconnect(() => store.clear())
+  rt.bus.subscribeInvalidations(SUBJECTS.authInvalidate, {
+    onMessage: (payload) => store.apply(AuthInvalidation.parse(payload)),
+    onMissed: () => store.clear(),
+  })
   const invalidate = makeInvalidate(rt.bus, store)
   serveVerify(rt.bus, store, lastUsed, SERVICE)
   serveProjects(rt.bus, rt.db, invalidate, SERVICE)

@@ -50,8 +50,10 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
   rt.onStop(() => outbox.stop())
 
   const dkim = new DkimKeys(rt.db)
-  rt.bus.subscribe(SUBJECTS.domainsInvalidate, (p) => dkim.invalidate(DomainsInvalidation.parse(p).projectId))
-  rt.bus.reconnects.onReconnect(() => dkim.clear())
+  rt.bus.subscribeInvalidations(SUBJECTS.domainsInvalidate, {
+    onMessage: (p) => dkim.invalidate(DomainsInvalidation.parse(p).projectId),
+    onMissed: () => dkim.clear(),
+  })
 
   // Claims and outcomes are group commits (two statements at a time each), plus an occasional claim
   // refresh for a slow send: a few connections serve any DISPATCH_CONCURRENCY. Closed after the

@@ -58,10 +58,10 @@ export async function start(
     rt.onStop(() => outbox.stop())
   }
   const domains = new DomainCache(rt.db, env.DOMAIN_CACHE_TTL_SECONDS * 1000)
-  rt.bus.subscribe(SUBJECTS.domainsInvalidate, (p) =>
-    domains.invalidate(DomainsInvalidation.parse(p).projectId),
-  )
-  rt.bus.reconnects.onReconnect(() => domains.clear())
+  rt.bus.subscribeInvalidations(SUBJECTS.domainsInvalidate, {
+    onMessage: (p) => domains.invalidate(DomainsInvalidation.parse(p).projectId),
+    onMissed: () => domains.clear(),
+  })
 
   const templateCache = new TemplateCache(new TemplateStore(rt.db), env.TEMPLATE_CACHE_TTL_SECONDS * 1000)
   const ctx: EmailContext = {

@@ -59,11 +59,13 @@ export function serveTemplates(ctx: EmailContext, cache: TemplateCache): void {
     'action',
   ])
 
-  rt.bus.subscribe(SUBJECTS.templatesInvalidate, (p) => {
-    const { projectId, name } = TemplatesInvalidation.parse(p)
-    cache.invalidate(projectId, name)
+  rt.bus.subscribeInvalidations(SUBJECTS.templatesInvalidate, {
+    onMessage: (p) => {
+      const { projectId, name } = TemplatesInvalidation.parse(p)
+      cache.invalidate(projectId, name)
+    },
+    onMissed: () => cache.clear(),
   })
-  rt.bus.reconnects.onReconnect(() => cache.clear())
   const changed = async (t: Template, action: string, requestId: string) => {
     cache.invalidate(t.projectId, t.name)
     rt.bus.publish(SUBJECTS.templatesInvalidate, {

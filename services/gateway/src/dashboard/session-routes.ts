@@ -7,13 +7,12 @@ import { signinClient } from '../domain/signin-client.js'
 import { jsonBody } from '../http/body.js'
 import { sendError } from '../http/errors.js'
 import type { DashboardSignins } from '../infra/dashboard-signins.js'
-import type { DashboardSignouts } from '../infra/dashboard-signouts.js'
+import type { DashboardSignouts, SignoutMessage } from '../infra/dashboard-signouts.js'
 import type { DashboardAuth } from './auth.js'
 import type { Session } from './session.js'
 
 /** Trimmed like the Bearer token (and ADMIN_API_KEY): a pasted key often brings a line break. */
 const SignInBody = z.strictObject({ key: z.string().trim().min(1).max(4096) })
-const SignoutMessage = z.object({ sid: z.string(), expiresAt: z.number().int() })
 
 const sessionBody = (auth: DashboardAuth, s: Session) => ({
   expiresAt: new Date(s.expiresAt * 1000).toISOString(),
@@ -32,13 +31,6 @@ export function sessionRouter(deps: {
   const { auth, bus, signins, signouts, logger } = deps
   const router = Router()
   const signIns = deps.metrics.counter('dashboard_signins_total', 'Dashboard sign-in attempts', ['outcome'])
-  // Every replica forgets a signed-out session at once, not only the one that handled the sign-out
-  // (one that misses this reads it from the database: infra/dashboard-signouts.ts).
-  bus.subscribe(SUBJECTS.dashboardSignout, (payload) => {
-    const m = SignoutMessage.safeParse(payload)
-    if (m.success) auth.revoked.add(m.data.sid, m.data.expiresAt)
-  })
-
   router.post('/dashboard/api/session', async (req: Request, res: Response) => {
     try {
       auth.checkOrigin(req)
@@ -93,7 +85,11 @@ export function sessionRouter(deps: {
         // NATS) reads it there. If it cannot be stored nothing changes, and a retry signs out.
         await signouts.record(s.sid, s.expiresAt)
         auth.revoked.add(s.sid, s.expiresAt)
-        bus.publish(SUBJECTS.dashboardSignout, { sid: s.sid, expiresAt: s.expiresAt })
+        // Every replica forgets the session at once (startSignoutSync listens: infra/dashboard-signouts.ts).
+        bus.publish(SUBJECTS.dashboardSignout, {
+          sid: s.sid,
+          expiresAt: s.expiresAt,
+        } satisfies SignoutMessage)
       }
       auth.clearCookies(req, res)
       res.set('Cache-Control', 'no-store').json({ signedOut: true })

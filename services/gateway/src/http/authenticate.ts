@@ -56,8 +56,10 @@ export class Authenticator {
   ) {
     this.adminDigest = adminKey ? sha256(adminKey) : null
     this.verified = new VerifiedKeys(verifiedTtlMs)
-    bus.subscribe(SUBJECTS.authInvalidate, (p) => this.verified.apply(AuthInvalidation.parse(p)))
-    bus.reconnects.onReconnect(() => this.verified.clear())
+    bus.subscribeInvalidations(SUBJECTS.authInvalidate, {
+      onMessage: (p) => this.verified.apply(AuthInvalidation.parse(p)),
+      onMissed: () => this.verified.clear(),
+    })
   }
 
   /** Equal-length digests compared in constant time, so timing says nothing about the key. */

@@ -1,6 +1,8 @@
 import type { Bus } from '@mailer/bus'
+import { SUBJECTS } from '@mailer/contracts'
 import type { Db } from '@mailer/db'
 import { every, type Logger, type Loop } from '@mailer/observability'
+import { z } from 'zod'
 import type { RevokedSessions } from '../dashboard/session.js'
 
 /** How often a replica whose sign-outs are not all known tries to read them again. */
@@ -12,6 +14,10 @@ const RETRY_MS = 5_000
 const REFRESH_MS = 60_000
 /** How often the sign-outs past their session's expiry are deleted. */
 const PRUNE_MS = 3_600_000
+
+/** A sign-out as announced on `dashboard.signout`. */
+export const SignoutMessage = z.object({ sid: z.string(), expiresAt: z.number().int() })
+export type SignoutMessage = z.infer<typeof SignoutMessage>
 
 /**
  * Dashboard sign-outs in PostgreSQL (`dashboard_signouts`), kept until the session would have
@@ -48,12 +54,13 @@ export class DashboardSignouts {
 }
 
 /**
- * Keeps `revoked` complete: reads the sign-outs at start (before the gateway serves), again after
- * each NATS reconnect (the announcements sent meanwhile are lost) and every minute, retrying every
- * few seconds while PostgreSQL does not answer, and deletes the expired rows every hour. Every
- * replica runs it: the reads change nothing and the delete is idempotent. The NATS subscription is
- * made before, so a sign-out is either in what a load reads or announced after it. A read is one
- * small indexed query; requests never read the table.
+ * Keeps `revoked` complete: hears the sign-outs other replicas announce, reads them at start
+ * (before the gateway serves), again after each NATS reconnect (the announcements sent meanwhile
+ * are lost) and every minute, retrying every few seconds while PostgreSQL does not answer, and
+ * deletes the expired rows every hour. Every replica runs it: the reads change nothing and the
+ * delete is idempotent. The NATS subscription is made before the first read, so a sign-out is
+ * either in what a load reads or announced after it. A read is one small indexed query; requests
+ * never read the table.
  */
 export async function startSignoutSync(
   store: DashboardSignouts,
@@ -72,9 +79,17 @@ export async function startSignoutSync(
     load().catch((err) =>
       logger.warn({ err }, 'could not read the dashboard sign-outs; sessions answer 503 until they are'),
     )
-  bus.reconnects.onReconnect(() => {
-    revoked.invalidate()
-    void tryLoad()
+  // Every replica forgets a signed-out session at once, not only the one that handled the sign-out
+  // (one that misses this reads it from the database).
+  bus.subscribeInvalidations(SUBJECTS.dashboardSignout, {
+    onMessage: (payload) => {
+      const m = SignoutMessage.safeParse(payload)
+      if (m.success) revoked.add(m.data.sid, m.data.expiresAt)
+    },
+    onMissed: () => {
+      revoked.invalidate()
+      void tryLoad()
+    },
   })
   await tryLoad()
   const reload = every(RETRY_MS, 'dashboard-signouts-reload', logger, async () => {

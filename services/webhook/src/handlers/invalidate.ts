@@ -19,14 +19,16 @@ export type OnChange = (projectId?: string) => Promise<void>
  * a secret rotated meanwhile, an old URL).
  */
 export function subscribeInvalidations(bus: Bus, cache: WebhookCache, onChange: OnChange): void {
-  bus.subscribe(SUBJECTS.webhookInvalidate, (payload) => {
-    const { projectId } = WebhookInvalidation.parse(payload)
-    cache.invalidate(projectId)
-    void onChange(projectId)
-  })
-  bus.reconnects.onReconnect(() => {
-    cache.clear()
-    void onChange()
+  bus.subscribeInvalidations(SUBJECTS.webhookInvalidate, {
+    onMessage: (payload) => {
+      const { projectId } = WebhookInvalidation.parse(payload)
+      cache.invalidate(projectId)
+      void onChange(projectId)
+    },
+    onMissed: () => {
+      cache.clear()
+      void onChange()
+    },
   })
 }
 
