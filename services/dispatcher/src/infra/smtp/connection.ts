@@ -12,6 +12,7 @@ import {
   type SmtpTransaction,
   withUnsentUtf8,
 } from '../../domain/smtp-transaction.js'
+import { login } from './login.js'
 import { SmtpConnectionError, type SmtpOptions } from './options.js'
 
 export { SmtpConnectionError, type SmtpOptions }
@@ -92,7 +93,7 @@ export class SmtpConnection {
           )
         }
       }
-      if (opts.auth) await c.login(opts.auth)
+      if (opts.auth) await login(opts.auth, c.authMethods, (line) => c.command(line))
       c.busy = false
       return c
     } catch (err) {
@@ -367,20 +368,5 @@ export class SmtpConnection {
       secure.once('error', reject)
       secure.once('close', () => reject(this.failure ?? new Error('connection closed during TLS')))
     })
-  }
-
-  private async login(auth: { user: string; pass: string }): Promise<void> {
-    const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64')
-    if (this.authMethods.includes('PLAIN')) {
-      this.expect(await this.command(`AUTH PLAIN ${b64(`\0${auth.user}\0${auth.pass}`)}`), 235, 'AUTH PLAIN')
-    } else if (this.authMethods.includes('LOGIN')) {
-      this.expect(await this.command('AUTH LOGIN'), 334, 'AUTH LOGIN')
-      this.expect(await this.command(b64(auth.user)), 334, 'AUTH LOGIN')
-      this.expect(await this.command(b64(auth.pass)), 235, 'AUTH LOGIN')
-    } else {
-      throw new SmtpConnectionError(
-        `the relay offers no AUTH method this client speaks (PLAIN, LOGIN): ${this.authMethods.join(' ') || 'none'}`,
-      )
-    }
   }
 }
