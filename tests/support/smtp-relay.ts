@@ -31,7 +31,16 @@ export class TestRelay {
   held = 0
   /** A slow relay: each finished message is answered this long after it arrived. */
   answerDelayMs = 0
+  /**
+   * A relay that queues a message as soon as its final dot arrives and answers later (a slow
+   * disk, a scan after the commit): `pause()` and `answerDelayMs` hold just the answer, and a
+   * client gone before it still has the message delivered, as with a real MTA.
+   */
+  commitFirst = false
+  /** RCPT TO commands waiting for `holdRcpt()` to be released before they are answered. */
+  rcptHeld = 0
   private hold: Promise<void> | null = null
+  private rcptHold: Promise<void> | null = null
   private mode: 'up' | 'drop' = 'up'
   private dropsLeft = 0
   private readonly open = new Set<Socket>()
@@ -51,13 +60,36 @@ export class TestRelay {
       logger: false,
       size: 50 * 1024 * 1024,
       onRcptTo: (address, _s, cb) => {
-        const a = r.rcpt(address.address.toLowerCase())
-        cb(a === 'accept' ? null : reject(a))
+        const answer = () => {
+          const a = r.rcpt(address.address.toLowerCase())
+          cb(a === 'accept' ? null : reject(a))
+        }
+        const hold = r.rcptHold
+        if (!hold) return answer()
+        r.rcptHeld++
+        void hold.then(() => {
+          r.rcptHeld--
+          answer()
+        })
       },
       onData: (stream, session, cb) => {
         const chunks: Buffer[] = []
         stream.on('data', (c: Buffer) => chunks.push(c))
         stream.on('end', async () => {
+          const envelopeTo = session.envelope.rcptTo.map((a) => a.address.toLowerCase())
+          const take = () => {
+            const a = r.data(envelopeTo)
+            if (a !== 'accept') return a
+            const raw = Buffer.concat(chunks)
+            r.delivered.push({
+              envelopeFrom: envelopeFromOf(session),
+              envelopeTo,
+              raw,
+              emailId: emailIdOf(raw),
+            })
+            return a
+          }
+          const committed = r.commitFirst ? take() : null
           if (r.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, r.answerDelayMs))
           if (r.hold) {
             r.held++
@@ -65,19 +97,10 @@ export class TestRelay {
             r.held--
           }
           // A client that went away before we answered never learns the outcome: like a real
-          // MTA that had not yet committed the message, discard it.
-          if (r.closedSessions.has(session.id)) return cb(new Error('client gone'))
-          const envelopeTo = session.envelope.rcptTo.map((a) => a.address.toLowerCase())
-          const a = r.data(envelopeTo)
-          if (a !== 'accept') return cb(reject(a))
-          const raw = Buffer.concat(chunks)
-          r.delivered.push({
-            envelopeFrom: envelopeFromOf(session),
-            envelopeTo,
-            raw,
-            emailId: emailIdOf(raw),
-          })
-          cb(null)
+          // MTA that had not yet committed the message, discard it (unless committed on arrival).
+          if (committed === null && r.closedSessions.has(session.id)) return cb(new Error('client gone'))
+          const a = committed ?? take()
+          cb(a === 'accept' ? null : reject(a))
         })
       },
       onClose: (session) => {
@@ -133,6 +156,18 @@ export class TestRelay {
     })
     return () => {
       this.hold = null
+      release()
+    }
+  }
+
+  /** Leaves RCPT TO unanswered until the returned function is called: no message goes out meanwhile. */
+  holdRcpt(): () => void {
+    let release!: () => void
+    this.rcptHold = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    return () => {
+      this.rcptHold = null
       release()
     }
   }

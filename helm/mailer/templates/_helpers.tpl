@@ -242,7 +242,23 @@ again for each new connection, so a rotated CA is used without a restart.
 {{- end }}
 {{- end }}
 
-{{/* Seconds from the start of termination (the preStop pause included) to SIGKILL. */}}
+{{/*
+Seconds a service drains after SIGTERM (dict: root, name, svc): shutdownTimeoutSeconds, but for the
+dispatcher at least SMTP_TIMEOUT_SECONDS (its env, else config, else 30) rounded up plus 10, as
+services/dispatcher/src/env.ts raises it (DRAIN_MARGIN_SECONDS): a send waiting for the relay's
+answer to its final dot must get it, or the email would be sent again.
+*/}}
+{{- define "mailer.drainSeconds" -}}
+{{- $v := .root.Values }}
+{{- $drain := int $v.shutdownTimeoutSeconds }}
+{{- if eq .name "dispatcher" }}
+{{- $smtp := coalesce (get (.svc.env | default dict) "SMTP_TIMEOUT_SECONDS") (get $v.config "SMTP_TIMEOUT_SECONDS") 30 }}
+{{- $drain = max $drain (add (int (ceil (float64 $smtp))) 10) }}
+{{- end }}
+{{- $drain }}
+{{- end }}
+
+{{/* Seconds from the start of termination (the preStop pause included) to SIGKILL (dict: root, name, svc). */}}
 {{- define "mailer.terminationGrace" -}}
-{{- add .Values.shutdownTimeoutSeconds .Values.preStopSleepSeconds 5 }}
+{{- add (include "mailer.drainSeconds" .) .root.Values.preStopSleepSeconds 5 }}
 {{- end }}

@@ -91,11 +91,21 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
     metrics: rt.metrics,
     handle: dispatcher.handle,
   })
+  // First step of a drain: no new claims, unsent messages given up and handed back, sends
+  // waiting for the relay's answer to their final dot recorded (dispatcher.stop()).
   rt.onStop(async () => {
     dispatcher.stop()
     await consumer.stop()
   })
-  rt.logger.info({ transport: relay.provider, concurrency: env.DISPATCH_CONCURRENCY }, 'dispatching emails')
+  rt.logger.info(
+    {
+      transport: relay.provider,
+      concurrency: env.DISPATCH_CONCURRENCY,
+      // At least SMTP_TIMEOUT_SECONDS plus a margin (env.ts), whatever SHUTDOWN_TIMEOUT_SECONDS said.
+      drainSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
+    },
+    'dispatching emails',
+  )
   // Subscriptions must reach the server before we report ready.
   await rt.bus.flush()
   rt.started()

@@ -45,6 +45,17 @@ describe('dispatcher env', () => {
     expect(() => loadEnv({ ...base, SMTP_STARTTLS: 'sometimes' })).toThrow(/SMTP_STARTTLS/)
   })
 
+  it('drains for at least one relay answer plus a margin: SHUTDOWN_TIMEOUT_SECONDS is raised, never lowered', () => {
+    // The shared default (25 s) against the default relay time-out (30 s).
+    expect(loadEnv(base).SHUTDOWN_TIMEOUT_SECONDS).toBe(40)
+    expect(loadEnv({ ...base, SMTP_TIMEOUT_SECONDS: '5.5' }).SHUTDOWN_TIMEOUT_SECONDS).toBe(25)
+    expect(
+      loadEnv({ ...base, SMTP_TIMEOUT_SECONDS: '20.5', DISPATCH_ACK_WAIT_SECONDS: '60' })
+        .SHUTDOWN_TIMEOUT_SECONDS,
+    ).toBe(31)
+    expect(loadEnv({ ...base, SHUTDOWN_TIMEOUT_SECONDS: '90' }).SHUTDOWN_TIMEOUT_SECONDS).toBe(90)
+  })
+
   it('refuses a relay time-out that could outlive a claim', () => {
     expect(() => loadEnv({ ...base, DISPATCH_ACK_WAIT_SECONDS: '10', SMTP_TIMEOUT_SECONDS: '6' })).toThrow(
       /SMTP_TIMEOUT_SECONDS/,

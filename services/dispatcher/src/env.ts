@@ -2,6 +2,13 @@ import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
 import { checkLinksEnv, linksEnvFields } from '@mailer/links'
 import { z } from 'zod'
 
+/**
+ * Seconds a stopping dispatcher keeps after the longest wait for a relay's answer, to record the
+ * last outcomes (with their retries on a database hiccup, about 8 s) and close. The chart's
+ * `mailer.drainSeconds` uses the same number.
+ */
+export const DRAIN_MARGIN_SECONDS = 10
+
 /** Seconds that may be fractional, so tests can run a whole retry schedule in moments. */
 const seconds = (dflt: number, min = 0, max = 7 * 24 * 3600) =>
   z.coerce.number().min(min).max(max).default(dflt)
@@ -78,6 +85,19 @@ export const dispatcherEnv = baseEnv
       })
     }
   })
+  // The drain outlasts one relay answer: a stopping dispatcher gives up the sends whose final dot
+  // has not gone out (the relay discards them), but one waiting for the answer to its dot must get
+  // it, or the email stays `sending`, is taken over and sent again while the relay may have
+  // accepted it (a rollout's duplicate: 25 s of drain against a 30 s answer). So
+  // SHUTDOWN_TIMEOUT_SECONDS is raised to SMTP_TIMEOUT_SECONDS plus the margin (40 s by default)
+  // rather than refused: the shared default of 25 s stays right for every other service.
+  .overwrite((env) => ({
+    ...env,
+    SHUTDOWN_TIMEOUT_SECONDS: Math.max(
+      env.SHUTDOWN_TIMEOUT_SECONDS,
+      Math.ceil(env.SMTP_TIMEOUT_SECONDS) + DRAIN_MARGIN_SECONDS,
+    ),
+  }))
 export type DispatcherEnv = z.infer<typeof dispatcherEnv>
 export const loadEnv = (source: Record<string, string | undefined> = process.env): DispatcherEnv =>
   parseEnv(dispatcherEnv, source)

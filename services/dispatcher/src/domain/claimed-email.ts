@@ -35,3 +35,13 @@ export interface EmailContent {
   /** As stored by the email service: `Attachment` objects with base64 content. */
   attachments: unknown
 }
+
+/**
+ * The status an email goes back to when its claim is given back unused (the dispatcher stopped
+ * before the message reached the relay): waiting for an attempt, `deferred` once a recipient was
+ * deferred, else `queued`, as the contract derives it. An email `queued` after a platform-limit
+ * answer with a recipient deferred earlier shows `deferred` until it is claimed again (at once:
+ * its dispatch message is handed back with it).
+ */
+export const releasedStatus = (email: Pick<ClaimedEmail, 'recipients'>): 'queued' | 'deferred' =>
+  email.recipients.some((r) => r.status === 'deferred') ? 'deferred' : 'queued'

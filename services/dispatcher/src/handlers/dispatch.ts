@@ -13,10 +13,10 @@ import { buildMessage, messageIdFor, RenderError, senderAddress, senderDomain } 
 import { type Plan, planOutcome, planUnsendable } from '../domain/outcome.js'
 import { Slots } from '../domain/slots.js'
 import type { TrackingLinks } from '../domain/transform-html.js'
-import { ClaimKeeper, claimEmails } from '../infra/claim.js'
+import { ClaimKeeper, claimEmails, releaseClaim } from '../infra/claim.js'
 import type { DkimKeys } from '../infra/dkim-keys.js'
 import { type AttemptRecord, type OutboxRows, recordOutcomes } from '../infra/record.js'
-import type { Relay, Renderer } from '../infra/relay.js'
+import { type Relay, type Renderer, SendAborted } from '../infra/relay.js'
 
 export interface DispatchDeps {
   db: Db
@@ -162,11 +162,27 @@ export function makeDispatchHandler(deps: DispatchDeps): {
   }
 
   /**
+   * Stopping before the message reached the relay: the claim is given back (its attempt not
+   * counted) and `null` hands the dispatch message back, so another dispatcher sends the email
+   * now. A release that cannot be written leaves the claim to go stale and be taken over, as after
+   * a crash: nothing was sent, so nothing can arrive twice either way.
+   */
+  async function release(email: ClaimedEmail, log: Logger): Promise<null> {
+    try {
+      const ours = await releaseClaim(deps.pool, email)
+      log.info({ ours }, 'stopping: email not sent, claim given back')
+    } catch (err) {
+      log.warn({ err }, 'stopping: could not give the claim back; it is taken over once stale')
+    }
+    return null
+  }
+
+  /**
    * One email of a message: claim it, deliver it, record the outcome, then start publishing its
    * events. Answers how long to wait before the message should come back when another dispatcher
-   * holds a fresh claim on it.
+   * holds a fresh claim on it, or null when the dispatcher stopped before sending it.
    */
-  async function dispatchOne(emailId: string, seq: number): Promise<number | undefined> {
+  async function dispatchOne(emailId: string, seq: number): Promise<number | undefined | null> {
     const log = logger.child({ requestId: emailId, emailId, seq })
     const claim = await claims.submit(emailId)
     if (claim.kind === 'busy') {
@@ -182,12 +198,17 @@ export function makeDispatchHandler(deps: DispatchDeps): {
     const keeper = new ClaimKeeper(deps.pool, email, heartbeatMs, (err) =>
       log.warn({ err }, 'could not refresh the claim'),
     )
-    let result: Awaited<ReturnType<typeof attempt>>
+    let result: Awaited<ReturnType<typeof attempt>> | null
     try {
       result = await attempt(email, log)
+    } catch (err) {
+      if (!(err instanceof SendAborted)) throw err
+      result = null
     } finally {
       await keeper.stop()
     }
+    // After keeper.stop(): the release is fenced with the latest token.
+    if (result === null) return release(email, log)
     const { plan, messageId } = result
     const rows = await record(email, plan, messageId, log)
     if (rows === null) {
@@ -230,7 +251,7 @@ export function makeDispatchHandler(deps: DispatchDeps): {
       const failed = results.find((r) => r.status === 'rejected')
       if (failed) throw failed.reason
       const values = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
-      // Stopping: what was not started goes to another dispatcher now.
+      // Stopping: what was not started or not sent goes to another dispatcher now.
       if (values.includes(null)) {
         msg.nak()
         return
@@ -244,8 +265,16 @@ export function makeDispatchHandler(deps: DispatchDeps): {
   }
   return {
     handle,
-    /** Emails not yet started are left to the message's redelivery; those under way finish. */
-    stop: () => slots.close(),
+    /**
+     * Emails not yet started are left to the message's redelivery; sends that have not written
+     * their final dot are given up and their claims given back; those past it wait for the
+     * relay's answer (at most SMTP_TIMEOUT_SECONDS, within the drain: env.ts) and are recorded,
+     * since the relay may have the message and another dispatcher would send it again.
+     */
+    stop: () => {
+      slots.close()
+      deps.relay.stopSending()
+    },
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Logger, Metrics } from '@mailer/observability'
 import CircuitBreaker from 'opossum'
+import { SendAborted } from './smtp/options.js'
 
 export interface BreakerOptions {
   resetSeconds: number
@@ -32,6 +33,8 @@ export function relayBreaker<A extends unknown[], R>(
     resetTimeout: Math.round(opts.resetSeconds * 1000),
     rollingCountTimeout: 10_000,
     rollingCountBuckets: 10,
+    // Given up by a stopping dispatcher, not refused by the relay.
+    errorFilter: (err: unknown) => err instanceof SendAborted,
   })
   const open = metrics.gauge(
     'relay_breaker_open',

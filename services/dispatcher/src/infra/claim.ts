@@ -1,6 +1,6 @@
 import type { PgPool } from '@mailer/db'
 import type { RecipientStatus } from '@mailer/email-core'
-import type { ClaimedEmail } from '../domain/claimed-email.js'
+import { type ClaimedEmail, releasedStatus } from '../domain/claimed-email.js'
 
 export type ClaimResult =
   | { kind: 'claimed'; email: ClaimedEmail }
@@ -124,6 +124,21 @@ function toClaimedEmail(r: ClaimRow): ClaimedEmail {
       : null,
     recipients: r.recipients,
   }
+}
+
+/**
+ * Gives a claim back unused: the dispatcher is stopping and the message never reached the relay
+ * (SendAborted). The email is claimable again at once (no retry time) and the claim's attempt is
+ * taken back: nothing was tried, so a rollout never uses up an email's retries. Guarded by the
+ * fencing token like an outcome; answers whether the claim was still ours.
+ */
+export async function releaseClaim(pool: PgPool, email: ClaimedEmail): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `UPDATE emails SET status = $3, claimed_at = NULL, attempts = attempts - 1
+     WHERE id = $1 AND status = 'sending' AND claimed_at = $2::timestamptz`,
+    [email.id, email.claimedAt, releasedStatus(email)],
+  )
+  return rowCount === 1
 }
 
 /**

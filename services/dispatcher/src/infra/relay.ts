@@ -8,8 +8,10 @@ import { RenderError } from '../domain/message.js'
 import { type RecipientReply, replyText } from '../domain/smtp-reply.js'
 import { repliesOf } from '../domain/smtp-transaction.js'
 import { type BreakerOptions, breakerOpen, relayBreaker } from './breaker.js'
-import { SmtpConnectionError } from './smtp/connection.js'
+import { SendAborted, SmtpConnectionError } from './smtp/connection.js'
 import { SmtpPool } from './smtp/pool.js'
+
+export { SendAborted }
 
 export interface Envelope {
   from: string
@@ -19,8 +21,16 @@ export interface Envelope {
 /** Where rendered messages go: the SMTP relay, or `.eml` files in development. */
 export interface Relay {
   readonly provider: 'smtp' | 'file'
-  /** One reply per envelope recipient; never throws for what the relay said or failed to say. */
+  /**
+   * One reply per envelope recipient; never throws for what the relay said or failed to say.
+   * Throws SendAborted once `stopSending()` was called and the message never reached the relay.
+   */
   deliver(emailId: string, envelope: Envelope, raw: Buffer): Promise<RecipientReply[]>
+  /**
+   * The dispatcher is stopping: sends not yet past their final dot are given up (SendAborted),
+   * those past it still get the relay's answer.
+   */
+  stopSending(): void
   close(): Promise<void>
 }
 
@@ -59,6 +69,7 @@ export class SmtpRelay implements Relay {
   readonly provider = 'smtp' as const
   private readonly pool: SmtpPool
   private readonly breaker
+  private stopping = false
 
   constructor(opts: SmtpRelayOptions, metrics: Metrics, logger: Logger) {
     const url = new URL(opts.url)
@@ -84,9 +95,12 @@ export class SmtpRelay implements Relay {
   }
 
   async deliver(_emailId: string, envelope: Envelope, raw: Buffer): Promise<RecipientReply[]> {
+    // Before the breaker: an open one would answer "relay unavailable" and count an attempt.
+    if (this.stopping) throw new SendAborted()
     try {
       return repliesOf(envelope.to, await this.breaker.fire(envelope, raw))
     } catch (err) {
+      if (err instanceof SendAborted) throw err
       // The relay gave no answer about this message: every recipient waits for a retry.
       const text = breakerOpen(err)
         ? 'relay unavailable (circuit breaker open)'
@@ -94,6 +108,11 @@ export class SmtpRelay implements Relay {
       const code = err instanceof SmtpConnectionError ? err.code : null
       return envelope.to.map((address) => ({ address, stage: 'connection', code, text }))
     }
+  }
+
+  stopSending(): void {
+    this.stopping = true
+    this.pool.stop()
   }
 
   async close(): Promise<void> {
@@ -131,6 +150,9 @@ export class FileRelay implements Relay {
       text: `250 saved to ${path}`,
     }))
   }
+
+  /** A message is written and renamed in moments, and either is there or not: nothing to give up. */
+  stopSending(): void {}
 
   async close(): Promise<void> {}
 }

@@ -13,9 +13,9 @@ import {
   withUnsentUtf8,
 } from '../../domain/smtp-transaction.js'
 import { login } from './login.js'
-import { SmtpConnectionError, type SmtpOptions } from './options.js'
+import { SendAborted, SmtpConnectionError, type SmtpOptions } from './options.js'
 
-export { SmtpConnectionError, type SmtpOptions }
+export { SendAborted, SmtpConnectionError, type SmtpOptions }
 
 const REPLY_LINE = /^(\d{3})([ -]?)(.*)$/
 /** A 421 among the answers of a transaction: the relay is closing the session. */
@@ -62,6 +62,7 @@ export class SmtpConnection {
   ) {
     this.socket = socket
     this.attach(socket)
+    opts.signal?.addEventListener('abort', this.onAbort)
   }
 
   get usable(): boolean {
@@ -168,6 +169,7 @@ export class SmtpConnection {
       const answered =
         t.mail.code !== 0 && (!positive(t.mail) || (t.rcpt.length === to.length && !t.rcpt.some(positive)))
       if (answered) return t
+      if (e instanceof SendAborted) throw e
       throw new SmtpConnectionError(e.message, e.code, this.bodySent)
     }
   }
@@ -188,6 +190,23 @@ export class SmtpConnection {
     this.failure = new SmtpConnectionError('connection closed')
     this.socket.end('QUIT\r\n')
     setTimeout(() => this.socket.destroy(), 1_000).unref()
+    this.ended()
+  }
+
+  /**
+   * `signal` aborted (the dispatcher is stopping). Before a message's final dot is written
+   * (`bodySent`, set as it is handed to the socket, together with the whole message) the session
+   * ends at once: the relay never sees the dot, discards the transaction, and the send rejects
+   * with SendAborted (writeMessage checks `failure` first). After it, the relay may have the
+   * message and only its answer tells: that answer is awaited, within the time-out as ever.
+   */
+  private readonly onAbort = (): void => {
+    if (!this.busy) this.quit()
+    else if (!this.bodySent) this.fail(new SendAborted())
+  }
+
+  private ended(): void {
+    this.opts.signal?.removeEventListener('abort', this.onAbort)
     this.onClosed()
   }
 
@@ -262,7 +281,7 @@ export class SmtpConnection {
     for (const t of this.takers.splice(0)) t.reject(err)
     this.flushed?.()
     this.socket.destroy()
-    this.onClosed()
+    this.ended()
   }
 
   /**

@@ -24,6 +24,11 @@ export interface SmtpOptions {
    * verified (encrypted, but not authenticated). Verified by default.
    */
   tls?: Pick<ConnectionOptions, 'ca' | 'rejectUnauthorized'>
+  /**
+   * Aborted when the dispatcher stops: a session that has not yet written a message's final dot
+   * ends at once (SendAborted); one waiting for the answer to its dot keeps waiting for it.
+   */
+  signal?: AbortSignal
 }
 
 /**
@@ -39,5 +44,18 @@ export class SmtpConnectionError extends Error {
   ) {
     super(message)
     this.name = 'SmtpConnectionError'
+  }
+}
+
+/**
+ * The send was given up because the dispatcher is stopping, before the message's final dot went
+ * out: the relay never had the message (a session closed in the middle of a transaction cancels
+ * it, RFC 5321 3.8), so the email can go to another dispatcher as if it had never been tried.
+ * Not a relay failure: the breaker does not count it.
+ */
+export class SendAborted extends SmtpConnectionError {
+  constructor() {
+    super('not sent: the dispatcher is stopping')
+    this.name = 'SendAborted'
   }
 }

@@ -1,5 +1,6 @@
+import { setMaxListeners } from 'node:events'
 import type { SmtpTransaction } from '../../domain/smtp-transaction.js'
-import { SmtpConnection, SmtpConnectionError, type SmtpOptions } from './connection.js'
+import { SendAborted, SmtpConnection, SmtpConnectionError, type SmtpOptions } from './connection.js'
 
 interface Waiter {
   resolve: (c: SmtpConnection) => void
@@ -17,8 +18,13 @@ export class SmtpPool {
   /** Sessions open or being opened. */
   private live = 0
   private closing = false
+  /** Every session listens to it (SmtpOptions.signal): `stop()` aborts it. */
+  private readonly stopping = new AbortController()
 
-  constructor(private readonly opts: SmtpOptions & { size: number }) {}
+  constructor(private readonly opts: SmtpOptions & { size: number }) {
+    // One listener per session, up to `size` of them: not a leak to warn about.
+    setMaxListeners(0, this.stopping.signal)
+  }
 
   /**
    * Sends one message on a pooled session. A session the relay closed while it sat idle fails
@@ -45,15 +51,25 @@ export class SmtpPool {
     return t
   }
 
-  /** Closes idle sessions at once and busy ones when their message is done. */
-  close(): void {
+  /**
+   * The dispatcher is stopping: new sends and those waiting for a session reject with
+   * SendAborted, as do the sessions still opening or not yet past a message's final dot; a
+   * session waiting for the answer to its dot gets it (SmtpConnection's onAbort).
+   */
+  stop(): void {
     this.closing = true
-    for (const w of this.waiting.splice(0)) w.reject(new SmtpConnectionError('the relay pool is closing'))
+    for (const w of this.waiting.splice(0)) w.reject(new SendAborted())
+    this.stopping.abort()
+  }
+
+  /** Stops (above), closes idle sessions at once and the others when their message is done. */
+  close(): void {
+    this.stop()
     for (const c of this.idle.splice(0)) c.quit()
   }
 
   private async acquire(fresh = false): Promise<{ connection: SmtpConnection; reused: boolean }> {
-    if (this.closing) throw new SmtpConnectionError('the relay pool is closing')
+    if (this.closing) throw new SendAborted()
     if (!fresh) {
       // Most recently used first: the spare sessions stay idle and time out.
       for (let c = this.idle.pop(); c; c = this.idle.pop())
@@ -68,7 +84,7 @@ export class SmtpPool {
     this.live++
     let c: SmtpConnection
     try {
-      c = await SmtpConnection.open(this.opts)
+      c = await SmtpConnection.open({ ...this.opts, signal: this.stopping.signal })
     } catch (err) {
       this.freed()
       throw err
