@@ -5,7 +5,7 @@ import type { WebhookEnv } from './env.js'
 import { serveDeliveries } from './handlers/deliveries.js'
 import { serveEvents } from './handlers/events.js'
 import { startFanout } from './handlers/fanout.js'
-import { makeInvalidate, subscribeInvalidations } from './handlers/invalidate.js'
+import { followWebhookChanges, makeInvalidate } from './handlers/invalidate.js'
 import { serveWebhooks } from './handlers/webhooks.js'
 import { startDeliveryPruner } from './infra/delivery-pruner.js'
 import { DeliveryStore } from './infra/delivery-store.js'
@@ -73,7 +73,7 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
   )
 
   const handBack = (projectId?: string) => worker.handBack(projectId)
-  subscribeInvalidations(bus, cache, handBack)
+  followWebhookChanges(bus, cache, handBack)
   const deps = {
     bus,
     db,

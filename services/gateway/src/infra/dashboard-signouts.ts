@@ -1,8 +1,7 @@
 import type { Bus } from '@mailer/bus'
-import { SUBJECTS } from '@mailer/contracts'
+import { SignoutMessage, SUBJECTS } from '@mailer/contracts'
 import type { Db } from '@mailer/db'
 import { every, type Logger, type Loop } from '@mailer/observability'
-import { z } from 'zod'
 import type { RevokedSessions } from '../dashboard/session.js'
 
 /** How often a replica whose sign-outs are not all known tries to read them again. */
@@ -14,10 +13,6 @@ const RETRY_MS = 5_000
 const REFRESH_MS = 60_000
 /** How often the sign-outs past their session's expiry are deleted. */
 const PRUNE_MS = 3_600_000
-
-/** A sign-out as announced on `dashboard.signout`. */
-export const SignoutMessage = z.object({ sid: z.string(), expiresAt: z.number().int() })
-export type SignoutMessage = z.infer<typeof SignoutMessage>
 
 /**
  * Dashboard sign-outs in PostgreSQL (`dashboard_signouts`), kept until the session would have

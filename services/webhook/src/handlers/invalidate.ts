@@ -18,7 +18,7 @@ export type OnChange = (projectId?: string) => Promise<void>
  * and every delivery claimed ahead is handed back (else it went out with the webhook as it was:
  * a secret rotated meanwhile, an old URL).
  */
-export function subscribeInvalidations(bus: Bus, cache: WebhookCache, onChange: OnChange): void {
+export function followWebhookChanges(bus: Bus, cache: WebhookCache, onChange: OnChange): void {
   bus.subscribeInvalidations(SUBJECTS.webhookInvalidate, {
     onMessage: (payload) => {
       const { projectId } = WebhookInvalidation.parse(payload)
