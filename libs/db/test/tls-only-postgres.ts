@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TLSSocket } from 'node:tls'
+import { selfSignedCert } from '../../../tests/support/tls-certs.js'
 
 /** The 8-byte SSLRequest a client sends first when it wants TLS (PostgreSQL protocol 53.2.10). */
 const SSL_REQUEST = Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])
@@ -15,30 +15,6 @@ function fatal(message: string): Buffer {
   head.write('E')
   head.writeInt32BE(fields.length + 4, 1)
   return Buffer.concat([head, fields])
-}
-
-/**
- * A throwaway self-signed certificate for `names` (subjectAltName entries such as
- * `IP:127.0.0.1`), written to `dir` as cert.pem (which is also its own CA) and key.pem.
- */
-export function selfSignedCert(
-  dir: string,
-  names: string[],
-): { certFile: string; key: Buffer; cert: Buffer } {
-  const certFile = join(dir, 'cert.pem')
-  execFileSync(
-    'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=mailer-test-db', '-days', '1'].concat([
-      '-addext',
-      `subjectAltName=${names.join(',')}`,
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      certFile,
-    ]),
-    { stdio: 'ignore' },
-  )
-  return { certFile, key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(certFile) }
 }
 
 /**

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { selfSignedCert } from '../../../tests/support/tls-certs.js'
 import { createDb } from '../src/client.js'
 import { createPgPool } from '../src/pg-pool.js'
-import { selfSignedCert, startTlsOnlyPostgres } from './tls-only-postgres.js'
+import { startTlsOnlyPostgres } from './tls-only-postgres.js'
 
 /**
  * DATABASE_URL with `sslmode=verify-full&sslrootcert=<file>`, as docs/operations.md and the
