@@ -6,10 +6,12 @@
 // ConfigMap keys resolved from the same render, or a valid stand-in for a Secret the user
 // manages) must pass the service's env schema, as `loadEnvOrExit` does at start (a failure
 // there is a crash loop with exit 78); a key a render's own Secret does not have is a pod stuck
-// in CreateContainerConfigError; a CA file DATABASE_URL names must be mounted; the ports, probes
-// and grace period must match what the service then serves.
-import { readFileSync } from 'node:fs'
-import { basename, dirname, resolve } from 'node:path'
+// in CreateContainerConfigError; a CA file DATABASE_URL names, and the NATS_TLS_* files, must be
+// mounted (the test pod's nats CLI flags too, naming the services' files); the ports, probes and
+// grace period must match what the service then serves.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import yaml from 'js-yaml'
 
@@ -104,9 +106,23 @@ function containerEnv(c, objs, where) {
 }
 
 /**
+ * Whether `path` lies in a Secret or ConfigMap volume the container mounts that holds it: a file a
+ * setting names that the pod does not have fails every connection (ENOENT).
+ */
+function mounted(spec, c, path) {
+  return (c.volumeMounts ?? []).some((m) => {
+    const dir = m.mountPath.replace(/\/$/, '')
+    if (!path.startsWith(`${dir}/`)) return false
+    const v = (spec.volumes ?? []).find((v) => v.name === m.name)
+    const source = v?.secret ?? v?.configMap
+    // With items only the listed paths exist; without, every key of a Secret the user made may.
+    return !!source && (!source.items || source.items.some((i) => i.path === path.slice(dir.length + 1)))
+  })
+}
+
+/**
  * Files DATABASE_URL names (sslrootcert, sslcert, sslkey): node-postgres reads them at every new
- * connection, so one the pod does not have fails every query with ENOENT. Each must lie in a
- * mounted Secret or ConfigMap volume that holds it (externalDatabase.tlsCA).
+ * connection, so each must be mounted (externalDatabase.tlsCA).
  */
 function checkDatabaseFiles(spec, c, url, where) {
   let params
@@ -117,20 +133,48 @@ function checkDatabaseFiles(spec, c, url, where) {
   }
   for (const name of ['sslrootcert', 'sslcert', 'sslkey']) {
     const path = params.get(name)
-    if (!path) continue
-    const provided = (c.volumeMounts ?? []).some((m) => {
-      const dir = m.mountPath.replace(/\/$/, '')
-      if (!path.startsWith(`${dir}/`)) return false
-      const v = (spec.volumes ?? []).find((v) => v.name === m.name)
-      const source = v?.secret ?? v?.configMap
-      // With items only the listed paths exist; without, every key of a Secret the user made may.
-      return !!source && (!source.items || source.items.some((i) => i.path === path.slice(dir.length + 1)))
-    })
-    if (!provided)
+    if (path && !mounted(spec, c, path))
       fail(
         where,
         `DATABASE_URL's ${name}=${path} is in no mounted Secret or ConfigMap: every connection would fail`,
       )
+  }
+}
+
+/** The NATS_TLS_* settings naming files (externalNats.tls), and the nats CLI flags for the same. */
+const NATS_FILES = {
+  NATS_TLS_CA_FILE: '--tlsca',
+  NATS_TLS_CERT_FILE: '--tlscert',
+  NATS_TLS_KEY_FILE: '--tlskey',
+}
+let natsStandIns
+/**
+ * Real files for the NATS_TLS_* settings, which the env schema reads at start (a CA, and a client
+ * certificate with its key), standing in for the mounted ones once checkNatsFiles found them mounted.
+ */
+async function natsStandIn(name) {
+  if (!natsStandIns) {
+    const { createTestCa, issueCert } = await import(resolve(root, 'tests/support/tls-certs.ts'))
+    const dir = mkdtempSync(join(tmpdir(), 'helm-check-nats-'))
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+    const ca = createTestCa(dir)
+    const client = issueCert(ca, dir, 'client', { client: true })
+    natsStandIns = {
+      NATS_TLS_CA_FILE: ca.caFile,
+      NATS_TLS_CERT_FILE: client.certFile,
+      NATS_TLS_KEY_FILE: client.keyFile,
+    }
+  }
+  return natsStandIns[name]
+}
+
+/** Each NATS_TLS_* file in `env` must be mounted; the schema then reads a stand-in in its place. */
+async function checkNatsFiles(spec, c, env, where) {
+  for (const name of Object.keys(NATS_FILES)) {
+    if (!env[name]) continue
+    if (!mounted(spec, c, env[name]))
+      fail(where, `${name}=${env[name]} is in no mounted Secret or ConfigMap: the service would exit 78`)
+    env[name] = await natsStandIn(name)
   }
 }
 
@@ -165,6 +209,7 @@ async function checkService(o, objs, file) {
     }
     const raw = containerEnv(c, objs, where)
     checkDatabaseFiles(spec, c, raw.DATABASE_URL ?? '', where)
+    await checkNatsFiles(spec, c, raw, where)
     let env
     try {
       env = loadEnv(raw)
@@ -205,6 +250,24 @@ function checkNeeds(o, objs, file, name, re, reads = () => true) {
     const value = containerEnv(c, objs, where)[name]
     if (!re.test(value ?? '')) fail(where, `container ${c.name}: ${name} "${value ?? ''}" is not usable`)
     if (name === 'DATABASE_URL') checkDatabaseFiles(spec, c, value ?? '', where)
+    // The nats CLI's TLS flags must name mounted files, and the same ones the services get.
+    if (name === 'NATS_URL') {
+      const args = (c.args ?? []).join(' ')
+      const services = objs.filter((d) => d.kind === 'Deployment')
+      for (const [setting, flag] of Object.entries(NATS_FILES)) {
+        const path = new RegExp(`${flag} (\\S+)`).exec(args)?.[1]
+        if (path && !mounted(spec, c, path))
+          fail(where, `container ${c.name}: ${flag} ${path} is not mounted`)
+        for (const d of services) {
+          const e = (d.spec.template.spec.containers[0].env ?? []).find((e) => e.name === setting)
+          if (e?.value !== path)
+            fail(
+              where,
+              `${flag} ${path ?? '(none)'}, but ${d.metadata.name} has ${setting}=${e?.value ?? '(none)'}`,
+            )
+        }
+      }
+    }
   }
 }
 
@@ -217,7 +280,7 @@ for (const path of process.argv.slice(2)) {
     // The migration reads DATABASE_URL (libs/db/prisma.config.ts); the test pod's nats CLI NATS_URL.
     if (o.kind === 'Job') checkNeeds(o, objs, file, 'DATABASE_URL', /^postgres(ql)?:\/\/[^$]+$/)
     if (o.kind === 'Pod')
-      checkNeeds(o, objs, file, 'NATS_URL', /^nats:\/\/[^$]+$/, (c) =>
+      checkNeeds(o, objs, file, 'NATS_URL', /^(nats|tls):\/\/[^$]+$/, (c) =>
         (c.args ?? []).join(' ').includes('$NATS_URL'),
       )
   }

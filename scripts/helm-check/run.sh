@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Offline checks of the Helm chart (called by `make lint`):
-#   helm lint --strict, helm template with default, production (also with a database CA) and
-#   plain-URL values (with a database CA from a Secret),
+#   helm lint --strict, helm template with default, production (also with database and NATS CAs
+#   from ConfigMaps) and plain-URL values (with a database CA, and NATS's CA and client certificate,
+#   from Secrets),
 #   the `fail` messages of an unconfigured install, every rendered object against the
 #   Kubernetes schemas (kubernetes-models), the dashboard and its copies, and every pod's
 #   environment against its service's own env schema (pod-env.mjs).
@@ -64,15 +65,20 @@ ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/e
 "$helm" template mailer "$chart" --namespace mailer \
   --set postgresql.enabled=false --set-string "externalDatabase.url=$ca_url" \
   --set externalDatabase.tlsCA.secretName=mailer-db-ca,externalDatabase.tlsCA.key=rds-global-bundle.pem \
-  --set nats.enabled=false,externalNats.url=nats://nats:4222 \
+  --set nats.enabled=false,externalNats.url=tls://nats:4222 \
+  --set externalNats.tls.ca.secretName=nats-ca,externalNats.tls.ca.key=ca.pem \
+  --set externalNats.tls.clientCert.secretName=mailer-nats-client \
   --set config.MAIL_TRANSPORT=smtp,secrets.SMTP_URL.value=smtp://relay:587,ingress.enabled=true \
   --set metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboard.enabled=true \
   --set services.gateway.hpa.enabled=true,services.gateway.pdb.enabled=true \
   --set-string services.dispatcher.env.SMTP_TIMEOUT_SECONDS=55.5 \
   >"$out/external-urls.yaml"
-# Production values with the database's CA from a ConfigMap (the URL is in the user's Secret).
+# Production values with the database's and NATS's CAs from ConfigMaps (the URLs are in the
+# user's Secret), and NATS's handshake_first.
 "$helm" template mailer "$chart" --namespace mailer -f "$prod" \
-  --set externalDatabase.tlsCA.configMapName=mailer-db-ca >"$out/production-ca.yaml"
+  --set externalDatabase.tlsCA.configMapName=mailer-db-ca \
+  --set externalNats.tls.ca.configMapName=nats-ca-bundle,config.NATS_TLS_HANDSHAKE_FIRST=true \
+  >"$out/production-ca.yaml"
 
 step "helm template fails clearly when NATS or PostgreSQL is not configured"
 expect_fail() {
@@ -100,10 +106,21 @@ expect_fail "only externalDatabase.tlsCA (secretName or configMapName) provides"
 expect_fail "externalDatabase.tlsCA is for an external PostgreSQL" --set externalDatabase.tlsCA.secretName=mailer-db-ca
 expect_fail "externalDatabase.tlsCA: set secretName or configMapName, not both" \
   -f "$prod" --set externalDatabase.tlsCA.secretName=a,externalDatabase.tlsCA.configMapName=b
+# NATS's TLS files: one CA source, an external NATS, a NATS_TLS that does not refuse them, and the
+# file settings left to externalNats.tls, which mounts what they name.
+expect_fail "externalNats.tls.ca: set secretName or configMapName, not both" \
+  -f "$prod" --set externalNats.tls.ca.secretName=a,externalNats.tls.ca.configMapName=b
+expect_fail "externalNats.tls is for an external NATS" --set externalNats.tls.clientCert.secretName=nats-client
+expect_fail "config.NATS_TLS is false, but externalNats.tls gives a CA" \
+  -f "$prod" --set externalNats.tls.ca.secretName=nats-ca,config.NATS_TLS=false
+expect_fail "config.NATS_TLS_CA_FILE is not a plain setting: use externalNats.tls" \
+  --set config.NATS_TLS_CA_FILE=/etc/ssl/nats.pem
+expect_fail "services.gateway.env.NATS_TLS_KEY_FILE is not a plain setting: use externalNats.tls" \
+  --set services.gateway.env.NATS_TLS_KEY_FILE=/etc/ssl/nats.key
 
 # --- validate -----------------------------------------------------------------------------
 step "validating rendered objects, dashboard and metrics-used.json"
-node "$here/validate.mjs" --external mailer-secrets,mailer-db-ca \
+node "$here/validate.mjs" --external mailer-secrets,mailer-db-ca,nats-ca,mailer-nats-client,nats-ca-bundle \
   "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" "$out/production-ca.yaml"
 
 step "the database CA (externalDatabase.tlsCA) in every pod that connects to PostgreSQL, and only with it"
@@ -111,6 +128,12 @@ node "$here/db-ca.mjs" "$out/default.yaml" none
 node "$here/db-ca.mjs" "$out/production.yaml" none
 node "$here/db-ca.mjs" "$out/external-urls.yaml" secret:mailer-db-ca:rds-global-bundle.pem
 node "$here/db-ca.mjs" "$out/production-ca.yaml" configMap:mailer-db-ca:ca.crt
+
+step "NATS's CA and client certificate (externalNats.tls) in every pod that connects to NATS, and only with it"
+node "$here/nats-tls.mjs" "$out/default.yaml" none none
+node "$here/nats-tls.mjs" "$out/production.yaml" none none
+node "$here/nats-tls.mjs" "$out/external-urls.yaml" secret:nats-ca:ca.pem secret:mailer-nats-client:tls.crt:tls.key
+node "$here/nats-tls.mjs" "$out/production-ca.yaml" configMap:nats-ca-bundle:ca.crt none
 
 step "every pod's environment against its service's env schema, ports, probes and grace period"
 tsx="$repo/node_modules/.bin/tsx"

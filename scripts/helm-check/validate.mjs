@@ -110,7 +110,14 @@ function checkReferences(objs, file, external) {
           if (!volumes.has(m.name))
             fail(where, `container ${c.name} mounts ${m.name}, which is not a volume of the pod`)
         }
+        // Two mounts at one path, or two volumes of one name, are refused by the API server too.
+        const paths = (c.volumeMounts ?? []).map((m) => m.mountPath.replace(/\/$/, ''))
+        for (const p of new Set(paths.filter((p, i) => paths.indexOf(p) !== i)))
+          fail(where, `container ${c.name} mounts two volumes at ${p}`)
       }
+      const names = (spec.volumes ?? []).map((v) => v.name)
+      for (const n of new Set(names.filter((n, i) => names.indexOf(n) !== i)))
+        fail(where, `two volumes named ${n}`)
     }
     if (
       o.kind === 'Service' &&

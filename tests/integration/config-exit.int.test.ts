@@ -4,6 +4,7 @@ import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PrivateNats } from '../support/infra.js'
 import type { ServiceName } from '../support/stack.js'
+import { TlsNats } from '../support/tls-nats.js'
 
 /**
  * A bad or missing setting stops a service at start with exit status 78 (EX_CONFIG) and a message
@@ -80,6 +81,30 @@ describe('configuration errors at start', () => {
       expect(code).toBe(78)
       expect(output).toContain('NATS_URL')
       expect(output).not.toContain('wr0ng-s3cret')
+      expect(output).not.toMatch(/\n\s+at /)
+    })
+  })
+
+  it.each(SERVICES)('%s: a NATS_TLS_CA_FILE that does not exist exits 78 naming it', async (name) => {
+    const { code, output } = await run(name, { NATS_TLS_CA_FILE: '/nonexistent/nats-ca.crt' })
+    expect(code).toBe(78)
+    expect(output).toContain('NATS_TLS_CA_FILE: no such file: /nonexistent/nats-ca.crt')
+    expect(output).not.toMatch(/\n\s+at /)
+  })
+
+  describe('a NATS server with TLS from a private CA', () => {
+    let nats: TlsNats
+    beforeAll(async () => {
+      nats = await TlsNats.start()
+    }, 60_000)
+    afterAll(() => nats.stop())
+
+    // Retrying could not help: the process stops instead of waiting for ever, unready.
+    it.each(SERVICES)('%s: without NATS_TLS_CA_FILE exits 78 naming it', async (name) => {
+      const { NATS_TLS_CA_FILE: _, ...noCa } = nats.settings()
+      const { code, output } = await run(name, noCa)
+      expect(code).toBe(78)
+      expect(output).toContain('NATS_TLS_CA_FILE: the NATS server')
       expect(output).not.toMatch(/\n\s+at /)
     })
   })

@@ -188,6 +188,96 @@ again for each new connection, so a rotated CA is used without a restart.
 {{- end }}
 {{- end }}
 
+{{/*
+The external NATS's TLS files (externalNats.tls): the CA its certificate must chain to and a client
+certificate for a server that verifies clients, as pod volumes, container mounts and the
+NATS_TLS_* variables naming the files, for every pod that connects to NATS (the services and the
+helm test pod). Fixed paths whatever the keys; no subPath, so a renewed certificate reaches the
+pod (the nats client reads the files again at each reconnect).
+*/}}
+{{- define "mailer.natsCADir" -}}
+/etc/mailer/nats-ca
+{{- end }}
+{{- define "mailer.natsClientDir" -}}
+/etc/mailer/nats-client
+{{- end }}
+
+{{- define "mailer.natsTLSVolumes" -}}
+{{- $tls := .Values.externalNats.tls | default dict }}
+{{- with $tls.ca }}
+{{- if or .secretName .configMapName }}
+- name: nats-ca
+  {{- if .secretName }}
+  secret:
+    secretName: {{ .secretName | quote }}
+  {{- else }}
+  configMap:
+    name: {{ .configMapName | quote }}
+  {{- end }}
+    items:
+      - key: {{ .key | default "ca.crt" | quote }}
+        path: ca.crt
+{{- end }}
+{{- end }}
+{{- with $tls.clientCert }}
+{{- if .secretName }}
+- name: nats-client-cert
+  secret:
+    secretName: {{ .secretName | quote }}
+    items:
+      - key: {{ .certKey | default "tls.crt" | quote }}
+        path: tls.crt
+      - key: {{ .keyKey | default "tls.key" | quote }}
+        path: tls.key
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "mailer.natsTLSMounts" -}}
+{{- $volumes := include "mailer.natsTLSVolumes" . }}
+{{- if contains "name: nats-ca" $volumes }}
+- name: nats-ca
+  mountPath: {{ include "mailer.natsCADir" . }}
+  readOnly: true
+{{- end }}
+{{- if contains "name: nats-client-cert" $volumes }}
+- name: nats-client-cert
+  mountPath: {{ include "mailer.natsClientDir" . }}
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "mailer.natsTLSEnv" -}}
+{{- $volumes := include "mailer.natsTLSVolumes" . }}
+{{- if contains "name: nats-ca" $volumes }}
+- name: NATS_TLS_CA_FILE
+  value: {{ printf "%s/ca.crt" (include "mailer.natsCADir" .) | quote }}
+{{- end }}
+{{- if contains "name: nats-client-cert" $volumes }}
+- name: NATS_TLS_CERT_FILE
+  value: {{ printf "%s/tls.crt" (include "mailer.natsClientDir" .) | quote }}
+- name: NATS_TLS_KEY_FILE
+  value: {{ printf "%s/tls.key" (include "mailer.natsClientDir" .) | quote }}
+{{- end }}
+{{- end }}
+
+{{/* The same files and settings as flags of the nats CLI (the helm test pod's nats-box). */}}
+{{- define "mailer.natsTLSFlags" -}}
+{{- $volumes := include "mailer.natsTLSVolumes" . }}
+{{- $flags := list }}
+{{- if contains "name: nats-ca" $volumes }}
+{{- $flags = append $flags (printf "--tlsca %s/ca.crt" (include "mailer.natsCADir" .)) }}
+{{- end }}
+{{- if contains "name: nats-client-cert" $volumes }}
+{{- $dir := include "mailer.natsClientDir" . }}
+{{- $flags = append $flags (printf "--tlscert %s/tls.crt --tlskey %s/tls.key" $dir $dir) }}
+{{- end }}
+{{- if has (toString (get .Values.config "NATS_TLS_HANDSHAKE_FIRST")) (list "true" "1" "yes") }}
+{{- $flags = append $flags "--tlsfirst" }}
+{{- end }}
+{{- join " " $flags }}
+{{- end }}
+
 {{/* Stops rendering with a clear message when the configuration cannot work. */}}
 {{- define "mailer.validate" -}}
 {{- $v := .Values }}
@@ -214,6 +304,18 @@ again for each new connection, so a rotated CA is used without a restart.
 {{- if and (contains (include "mailer.dbCADir" .) $v.externalDatabase.url) (not (or $ca.secretName $ca.configMapName)) }}
 {{- fail (printf "externalDatabase.url reads %s, which only externalDatabase.tlsCA (secretName or configMapName) provides." $caFile) }}
 {{- end }}
+{{- $ntls := $v.externalNats.tls | default dict }}
+{{- $nca := $ntls.ca | default dict }}
+{{- $ncert := $ntls.clientCert | default dict }}
+{{- if and $nca.secretName $nca.configMapName }}
+{{- fail "externalNats.tls.ca: set secretName or configMapName, not both." }}
+{{- end }}
+{{- if and (or $nca.secretName $nca.configMapName $ncert.secretName) $v.nats.enabled }}
+{{- fail "externalNats.tls is for an external NATS: the bundled one (nats.enabled) takes no TLS." }}
+{{- end }}
+{{- if and (or $nca.secretName $nca.configMapName $ncert.secretName) (has (toString (get $v.config "NATS_TLS")) (list "false" "0" "no")) }}
+{{- fail "config.NATS_TLS is false, but externalNats.tls gives a CA or client certificate, which connect with TLS only: remove one." }}
+{{- end }}
 {{- if not (or $v.nats.enabled $v.externalNats.url $v.externalNats.secretRef.name) }}
 {{- fail "NATS is not configured: set externalNats.url (or externalNats.secretRef: { name, key }) to a NATS server with JetStream, or nats.enabled=true for the bundled single-node one." }}
 {{- end }}
@@ -227,16 +329,19 @@ again for each new connection, so a rotated CA is used without a restart.
 {{- fail "ingress.enabled needs services.gateway.enabled." }}
 {{- end }}
 {{- /* Ports and the drain time must agree with containerPort, the probes and the grace period;
-       secrets belong in Secrets, not in the Deployment's spec. The same in a service's env. */}}
+       secrets belong in Secrets, not in the Deployment's spec; NATS's TLS files are where
+       externalNats.tls mounts them. The same in a service's env. */}}
 {{- $owned := list "PORT" "METRICS_PORT" "SHUTDOWN_TIMEOUT_SECONDS" }}
 {{- $places := list (list "config" $v.config) }}
 {{- range $name, $svc := $v.services }}
 {{- $places = append $places (list (printf "services.%s.env" $name) ($svc.env | default dict)) }}
 {{- end }}
 {{- range $place := $places }}
-{{- range $key := concat $owned (list "DATABASE_URL" "NATS_URL" "ADMIN_API_KEY" "SMTP_URL" "TRACKING_SECRET") }}
+{{- $files := list "NATS_TLS_CA_FILE" "NATS_TLS_CERT_FILE" "NATS_TLS_KEY_FILE" }}
+{{- range $key := concat $owned $files (list "DATABASE_URL" "NATS_URL" "ADMIN_API_KEY" "SMTP_URL" "TRACKING_SECRET") }}
 {{- if hasKey (index $place 1) $key }}
-{{- fail (printf "%s.%s is not a plain setting: use %s." (index $place 0) $key (ternary "ports / shutdownTimeoutSeconds" "secrets / externalDatabase / externalNats" (has $key $owned))) }}
+{{- $use := ternary "ports / shutdownTimeoutSeconds" (ternary "externalNats.tls (it mounts the files)" "secrets / externalDatabase / externalNats" (has $key $files)) (has $key $owned) }}
+{{- fail (printf "%s.%s is not a plain setting: use %s." (index $place 0) $key $use) }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -1,16 +1,10 @@
-import { parseNatsUrl } from '@mailer/config'
+import { type NatsTls, parseNatsUrl } from '@mailer/config'
 import type { Logger, Metrics } from '@mailer/observability'
-import {
-  connect,
-  type JetStreamClient,
-  type JetStreamManager,
-  type NatsConnection,
-  type PubAck,
-  type Subscription,
-} from 'nats'
+import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck, Subscription } from 'nats'
 import type { z } from 'zod'
 import { coalesceFlushes } from './coalesced-flush.js'
 import { encodeJson } from './codec.js'
+import { connectWhenReachable } from './first-connect.js'
 import { type InvalidationHandlers, listenForInvalidations } from './invalidations.js'
 import { publishDurable } from './publish-durable.js'
 import { ReconnectHooks } from './reconnect-hooks.js'
@@ -26,6 +20,10 @@ export interface BusOptions {
   name: string
   /** Replicas the streams are brought to (`NATS_STREAM_REPLICAS`); unset leaves them as they are. */
   streamReplicas?: number
+  /** TLS settings (NATS_TLS_*, natsTls()); unset: TLS when the server requires or offers it. */
+  tls?: NatsTls
+  /** Hears of each failed try while no server can be reached at start (the error of that try). */
+  onWait?: (err: unknown) => void
   logger: Logger
   metrics: Metrics
 }
@@ -62,20 +60,26 @@ export class Bus {
     this.responder = new Responder(this, opts.metrics)
   }
 
+  /**
+   * Connects, waiting for as long as no server can be reached; throws a ConfigError naming the
+   * setting when waiting would not help (a refused login, a certificate not trusted: first-connect.ts).
+   */
   static async connect(opts: BusOptions): Promise<Bus> {
-    const nc = await connect({
-      ...parseNatsUrl(opts.url),
-      name: opts.name,
-      maxReconnectAttempts: -1,
-      // A server not reachable at start is retried like a lost one (startRuntime says so meanwhile).
-      waitOnFirstConnect: true,
-      reconnectTimeWait: 500,
-      pingInterval: 10_000,
-      // Without this every request and JetStream publish builds an Error to keep its async stack
-      // (several % of the gateway's and the email service's CPU at load; bench/README.md).
-      // Timeouts become 503 service_unavailable here anyway.
-      noAsyncTraces: true,
-    })
+    const nc = await connectWhenReachable(
+      {
+        ...parseNatsUrl(opts.url),
+        ...(opts.tls ? { tls: opts.tls } : {}),
+        name: opts.name,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        pingInterval: 10_000,
+        // Without this every request and JetStream publish builds an Error to keep its async stack
+        // (several % of the gateway's and the email service's CPU at load; bench/README.md).
+        // Timeouts become 503 service_unavailable here anyway.
+        noAsyncTraces: true,
+      },
+      opts.onWait ?? (() => undefined),
+    )
     coalesceFlushes(nc)
     const jsm = await nc.jetstreamManager()
     const bus = new Bus(nc, jsm, opts)

@@ -1,15 +1,7 @@
-import { type BaseEnv, ConfigError, parseNatsUrl } from '@mailer/config'
+import { type BaseEnv, ConfigError, natsTls, parseNatsUrl } from '@mailer/config'
 import { createDb, type Db, pingDb } from '@mailer/db'
 import { createLogger, type Logger, Metrics, type OpsServer, startOpsServer } from '@mailer/observability'
-import { ErrorCode, NatsError } from 'nats'
 import { Bus } from './bus.js'
-
-/** What the NATS server answers a login it refuses with. */
-const LOGIN_REFUSED = new Set<string>([
-  ErrorCode.AuthorizationViolation,
-  ErrorCode.BadAuthentication,
-  ErrorCode.AuthenticationExpired,
-])
 
 /** What every service process holds: config, logs, metrics, NATS, PostgreSQL, ops endpoints. */
 export interface Runtime<E extends BaseEnv = BaseEnv> {
@@ -58,30 +50,39 @@ export async function startRuntime<E extends BaseEnv>(
     // again after), while /livez stays green so the pod is not restarted for it.
     ready: async () => wired && bus?.isConnected === true && (await pingDb(db)),
   })
+  // Why the last try failed (a timeout, a refused connection), for the operator waiting on it.
+  let lastFailure: unknown
   const waiting = setInterval(
     () =>
-      logger.warn({ servers: parseNatsUrl(env.NATS_URL).servers }, 'NATS cannot be reached yet; retrying'),
+      logger.warn(
+        {
+          servers: parseNatsUrl(env.NATS_URL).servers,
+          reason: lastFailure instanceof Error ? lastFailure.message : String(lastFailure ?? ''),
+        },
+        'NATS cannot be reached yet; retrying',
+      ),
     10_000,
   )
+  const tls = natsTls(env)
   try {
     bus = await Bus.connect({
       url: env.NATS_URL,
       prefix: env.NATS_PREFIX,
       name: service,
       ...(env.NATS_STREAM_REPLICAS ? { streamReplicas: env.NATS_STREAM_REPLICAS } : {}),
+      ...(tls ? { tls } : {}),
+      onWait: (err) => {
+        lastFailure = err
+      },
       logger,
       metrics,
     })
   } catch (err) {
-    // A refused login is a setting to fix, not an outage to wait out: exit 78 naming NATS_URL
-    // (startOrExit), never the credentials.
-    if (err instanceof NatsError && LOGIN_REFUSED.has(err.code)) {
+    // A refused login or a TLS setting the server does not agree with is a setting to fix, not an
+    // outage to wait out: exit 78 naming it (startOrExit), never the credentials.
+    if (err instanceof ConfigError) {
       await ops.close()
       await db.$disconnect()
-      throw new ConfigError(
-        ['NATS_URL'],
-        `Invalid configuration:\n  NATS_URL: the NATS server refused its login (${err.message}); check the user and password or token in it`,
-      )
     }
     throw err
   } finally {

@@ -1,11 +1,10 @@
 import { z } from 'zod'
+import { bool } from './env-bool.js'
+import { type EnvIssue, natsTlsEnvFields, natsTlsIssues } from './nats-tls.js'
 import { parseNatsUrl } from './nats-url.js'
 
+export { type NatsTls, type NatsTlsEnv, natsTls, natsTlsIssues } from './nats-tls.js'
 export { type NatsLogin, parseNatsUrl } from './nats-url.js'
-
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes')
 
 export const envBool = (dflt: boolean) => bool.default(dflt)
 export const envInt = (dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -52,6 +51,7 @@ export const baseEnv = z.object({
     .int()
     .refine((n) => n === 1 || n === 3 || n === 5, 'must be 1, 3 or 5')
     .optional(),
+  ...natsTlsEnvFields,
   METRICS_PORT: envInt(9464, 0, 65535),
   /** Seconds a shutdown may take to drain before the process exits anyway. */
   SHUTDOWN_TIMEOUT_SECONDS: envInt(25, 1, 600),
@@ -79,10 +79,28 @@ export function parseEnv<S extends z.ZodType>(
   // Empty strings mean "unset", as in most deployment tools.
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''))
   const res = schema.safeParse(cleaned)
-  if (res.success) return res.data
-  const lines = res.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`)
-  const vars = res.error.issues.map((i) => String(i.path[0] ?? ''))
-  throw new ConfigError(vars, `Invalid configuration:\n${lines.join('\n')}`)
+  const issues = res.success
+    ? sharedChecks(res.data).map((i) => ({ ...i, where: i.variable }))
+    : res.error.issues.map((i) => ({
+        variable: String(i.path[0] ?? ''),
+        where: i.path.join('.') || '(env)',
+        message: i.message,
+      }))
+  if (res.success && issues.length === 0) return res.data
+  const lines = issues.map((i) => `  ${i.where}: ${i.message}`)
+  throw new ConfigError(
+    issues.map((i) => i.variable),
+    `Invalid configuration:\n${lines.join('\n')}`,
+  )
+}
+
+/**
+ * Checks across baseEnv's settings, run on every service's parsed env: the services extend
+ * baseEnv, and zod cannot extend an object schema that carries refinements, so they live here.
+ */
+function sharedChecks(env: unknown): EnvIssue[] {
+  const e = env as Partial<BaseEnv>
+  return typeof e.NATS_URL === 'string' ? natsTlsIssues({ ...e, NATS_URL: e.NATS_URL }) : []
 }
 
 /**
