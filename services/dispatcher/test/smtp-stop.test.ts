@@ -56,6 +56,21 @@ describe('SMTP pool stop', () => {
     expect(r.sessions()).toBe(2)
   })
 
+  it('gives up a send that took an idle session just before the stop, as not sent', async () => {
+    // The session is idle when the send takes it; the send writes nothing until the next tick,
+    // and the stop in between ends the idle session (quit). Nothing reached the relay, so the send
+    // is given up (SendAborted, its claim given back), not a relay failure that defers the email
+    // and counts an attempt.
+    const r = await relay()
+    const pool = new SmtpPool({ ...opts(r.port, { timeoutMs: 10_000 }), size: 1 })
+    closers.unshift(async () => pool.close())
+    expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
+    const taken = pool.send({ from: 'a@sender.test', to: ['c@x.test'] }, message())
+    pool.stop()
+    await expect(taken).rejects.toBeInstanceOf(SendAborted)
+    expect(r.received).toHaveLength(1)
+  })
+
   it('gives up a session still opening and a send waiting for a free session', async () => {
     // A relay that accepts the connection and never greets.
     const sockets = new Set<Socket>()

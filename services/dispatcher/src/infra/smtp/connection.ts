@@ -184,10 +184,13 @@ export class SmtpConnection {
     }
   }
 
-  /** Ends the session politely (QUIT); the socket is destroyed if the relay does not close it. */
-  quit(): void {
+  /**
+   * Ends the session politely (QUIT); the socket is destroyed if the relay does not close it.
+   * `reason` is what a send still given this session rejects with.
+   */
+  quit(reason = new SmtpConnectionError('connection closed')): void {
     if (this.failure) return
-    this.failure = new SmtpConnectionError('connection closed')
+    this.failure = reason
     this.socket.end('QUIT\r\n')
     setTimeout(() => this.socket.destroy(), 1_000).unref()
     this.ended()
@@ -198,10 +201,11 @@ export class SmtpConnection {
    * (`bodySent`, set as it is handed to the socket, together with the whole message) the session
    * ends at once: the relay never sees the dot, discards the transaction, and the send rejects
    * with SendAborted (writeMessage checks `failure` first). After it, the relay may have the
-   * message and only its answer tells: that answer is awaited, within the time-out as ever.
+   * message and only its answer tells: that answer is awaited, within the time-out as ever. An
+   * idle session may have just been handed to a send that has not written yet: it gets SendAborted.
    */
   private readonly onAbort = (): void => {
-    if (!this.busy) this.quit()
+    if (!this.busy) this.quit(new SendAborted())
     else if (!this.bodySent) this.fail(new SendAborted())
   }
 
