@@ -58,6 +58,16 @@ describe('the err field of a log line', () => {
     expect(errOf(lines[0]!).input).toBe('smtps://[redacted]@smtp.relay.example:465')
   })
 
+  it('takes out a long login too (a cloud IAM token as the password, a NATS JWT as the token)', () => {
+    const { logger, lines } = capture()
+    const token = `S3CRET${'A'.repeat(1200)}`
+    const err = new Error(`connect to postgresql://iam_user:${token}@db.internal:5432/mailer failed`)
+    logger.error({ err }, 'failed')
+    logger.warn({ err: `nats://${token}@nats:4222 refused` }, 'unavailable')
+    expect(lines.join('')).not.toContain('S3CRET')
+    expect(errOf(lines[0]!).message).toBe('connect to postgresql://[redacted]@db.internal:5432/mailer failed')
+  })
+
   it("keeps pino's redaction of secret properties", () => {
     const { logger, lines } = capture()
     logger.error({ err: Object.assign(new Error('bad'), { password: 'hunter2', code: 'E1' }) }, 'failed')

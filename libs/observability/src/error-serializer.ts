@@ -16,10 +16,12 @@ const STACK_FRAMES = 6
 const CAUSE_DEPTH = 3
 
 /**
- * `scheme://user:password@` and `scheme://token@`: DATABASE_URL, NATS_URL and SMTP_URL logins.
- * Bounded repeats keep it linear on a message of many KB.
+ * `scheme://user:password@` and `scheme://token@`: DATABASE_URL, NATS_URL and SMTP_URL logins,
+ * which can be KB long (a cloud IAM token as the password, a NATS JWT as the token). Linear on a
+ * message of many KB: a login cannot hold `/`, so the run scanned after each `://` ends before the
+ * next one.
  */
-const URL_LOGIN = /\b([a-z][a-z0-9+.-]{0,30}:\/\/)[^\s@/?#]{1,256}@/gi
+const URL_LOGIN = /\b([a-z][a-z0-9+.-]{0,30}:\/\/)[^\s@/?#]{1,8192}@/gi
 /** Prisma's "Invalid `prisma.project.create()` invocation in <file>:<line>" / "invocation:" head. */
 const PRISMA_HEAD = /^\s*(Invalid `[^`\n]{0,200}` invocation)/
 const CODE_FRAME_LINE = /^\s*(→\s*)?\d+ /
