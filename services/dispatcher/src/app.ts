@@ -42,8 +42,9 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
           rt.logger,
         )
       : new FileRelay(env.MAIL_OUTBOX_DIR)
-  // Shutdown steps run in reverse: stop consuming (in-flight sends finish and are recorded),
-  // then flush the outbox, then close the relay connections.
+  // Shutdown steps run in reverse: stop consuming (sends past their final dot get the relay's
+  // answer and are recorded, the others are given back: dispatcher.stop() below), then flush the
+  // outbox, then close the relay connections.
   rt.onStop(() => relay.close())
   const outbox = new Outbox(rt.db, rt.bus, rt.logger, rt.metrics)
   outbox.start()
