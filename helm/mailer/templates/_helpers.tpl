@@ -162,10 +162,15 @@ again for each new connection, so a rotated CA is used without a restart.
 /etc/mailer/postgresql-ca
 {{- end }}
 
-{{- define "mailer.dbCAVolume" -}}
-{{- with .Values.externalDatabase.tlsCA }}
+{{/*
+A pod volume holding one CA as ca.crt, whatever its key (dict "name" <volume> "ca" <{ secretName
+or configMapName, key }>); nothing when neither source is set. The database's and NATS's CAs.
+*/}}
+{{- define "mailer.caVolume" -}}
+{{- $name := .name }}
+{{- with .ca }}
 {{- if or .secretName .configMapName }}
-- name: postgresql-ca
+- name: {{ $name }}
   {{- if .secretName }}
   secret:
     secretName: {{ .secretName | quote }}
@@ -178,6 +183,10 @@ again for each new connection, so a rotated CA is used without a restart.
         path: ca.crt
 {{- end }}
 {{- end }}
+{{- end }}
+
+{{- define "mailer.dbCAVolume" -}}
+{{- include "mailer.caVolume" (dict "name" "postgresql-ca" "ca" .Values.externalDatabase.tlsCA) }}
 {{- end }}
 
 {{- define "mailer.dbCAMount" -}}
@@ -204,21 +213,7 @@ pod (the nats client reads the files again at each reconnect).
 
 {{- define "mailer.natsTLSVolumes" -}}
 {{- $tls := .Values.externalNats.tls | default dict }}
-{{- with $tls.ca }}
-{{- if or .secretName .configMapName }}
-- name: nats-ca
-  {{- if .secretName }}
-  secret:
-    secretName: {{ .secretName | quote }}
-  {{- else }}
-  configMap:
-    name: {{ .configMapName | quote }}
-  {{- end }}
-    items:
-      - key: {{ .key | default "ca.crt" | quote }}
-        path: ca.crt
-{{- end }}
-{{- end }}
+{{- include "mailer.caVolume" (dict "name" "nats-ca" "ca" $tls.ca) }}
 {{- with $tls.clientCert }}
 {{- if .secretName }}
 - name: nats-client-cert
