@@ -2,6 +2,7 @@ import { readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { useTestEnv, waitFor } from '@mailer/testing'
+import { simpleParser } from 'mailparser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { api, createProject } from '../support/http.js'
 import { PrivateNats } from '../support/infra.js'
@@ -12,7 +13,8 @@ import { Receiver } from '../support/webhooks.js'
 
 // NATS comes back without its JetStream store (a pod without a persistent volume, a lost disk, a
 // store wiped by hand): the streams and durable consumers are gone. The services, which stay up
-// through the outage, declare them again, so what is accepted afterwards is sent and announced.
+// through the outage, declare them again, so what is accepted afterwards is sent and announced, and
+// what is clicked afterwards is recorded.
 const te = useTestEnv()
 let nats: PrivateNats
 let stack: Stack
@@ -47,13 +49,13 @@ afterAll(async () => {
 })
 
 /** Sends as a careful client does: the same idempotency key again after a 503. */
-async function send(key: string, to: string): Promise<string> {
+async function send(key: string, to: string, extra: Record<string, unknown> = {}): Promise<string> {
   return waitFor(
     async () => {
       const r = await client.post(
         '/v1/emails',
         live,
-        { from: `hi@${DOMAIN}`, to, subject: key, text: 'x' },
+        { from: `hi@${DOMAIN}`, to, subject: key, text: 'x', ...extra },
         { 'idempotency-key': key },
       )
       if (r.status === 202) return r.body.id as string
@@ -94,5 +96,21 @@ describe('NATS restarted without its JetStream store', () => {
     await delivered(after)
     await announced(after)
     expect(relay.deliveryCounts().get(`${after} after@example.com`)).toBe(1)
-  }, 150_000)
+
+    // The TRACKING stream and the email service's consumer of it are back too: a click is recorded.
+    const tracked = await send('tracked', 'tracked@example.com', {
+      html: '<a href="https://shop.example/x">x</a>',
+      trackClicks: true,
+    })
+    const d = await waitFor(() => relay.forEmail(tracked)[0], { timeoutMs: 45_000, what: 'tracked delivery' })
+    const link = /<a href="([^"]+\/t\/c\/[^"]+)"/.exec(String((await simpleParser(d.raw)).html))![1]!
+    const click = await fetch(stack.gatewayUrl + new URL(link).pathname, { redirect: 'manual' })
+    expect(click.status).toBe(302)
+    await waitFor(
+      () =>
+        rx.requests.some((r) => r.body?.type === 'email.clicked' && r.body?.data?.emailId === tracked) ||
+        null,
+      { timeoutMs: 45_000, what: 'email.clicked at the webhook' },
+    )
+  }, 240_000)
 })

@@ -9,10 +9,13 @@ export interface StreamMessage {
 }
 
 /**
- * Every message now stored in one of the test file's JetStream streams (`EMAILS`, `EVENTS`),
- * read by sequence; the subject comes back without the file's NATS prefix.
+ * Every message now stored in one of the test file's JetStream streams (`EMAILS`, `EVENTS`,
+ * `TRACKING`: what its work queue still holds), read by sequence; the subject comes back without the file's NATS prefix.
  */
-export async function streamMessages(te: TestEnv, stream: 'EMAILS' | 'EVENTS'): Promise<StreamMessage[]> {
+export async function streamMessages(
+  te: TestEnv,
+  stream: 'EMAILS' | 'EVENTS' | 'TRACKING',
+): Promise<StreamMessage[]> {
   const nc = await connect({ servers: te.natsUrl })
   try {
     const jsm = await nc.jetstreamManager()

@@ -3,6 +3,7 @@ import {
   AckPolicy,
   type ConsumerConfig,
   DeliverPolicy,
+  DiscardPolicy,
   type JsMsg,
   NatsError,
   RetentionPolicy,
@@ -15,12 +16,26 @@ export interface StreamDef {
   name: string
   subjects: readonly string[]
   description?: string
+  /** Work-queue retention (one consumer; a message is removed once acknowledged) instead of limits. */
+  workQueue?: boolean
+  /** How long a message is kept (7 days unless set). */
+  maxAgeSeconds?: number
+  /**
+   * A byte limit given to the stream when it is created, never on an update: one an operator set
+   * by hand (`nats stream edit --max-bytes`) is kept.
+   */
+  maxBytesAtCreation?: number
+  /** A full stream refuses new messages (the publisher sees it) instead of dropping its oldest. */
+  discardNew?: boolean
 }
+
+const NANOS_PER_SECOND = 1_000_000_000
 
 /**
  * Creates or updates a stream so that every service can declare what it uses at start-up,
- * idempotently (upgrades need no manual step). File storage, limits retention, a two-minute
- * duplicate window for msgID de-duplication of outbox re-publishes. An update merges into the
+ * idempotently (upgrades need no manual step). File storage, limits retention unless the
+ * definition asks for a work queue, a two-minute duplicate window for msgID de-duplication of
+ * re-publishes, 7 days' age unless the definition says otherwise. An update merges into the
  * stream's configuration, so what is not set here (a byte limit, replicas when
  * `NATS_STREAM_REPLICAS` is unset) stays as an operator left it.
  */
@@ -32,21 +47,24 @@ export async function ensureStream(
   const cfg: Partial<StreamConfig> = {
     name: bus.streamName(def.name),
     subjects: def.subjects.map((s) => bus.subject(s)),
-    retention: RetentionPolicy.Limits,
+    retention: def.workQueue ? RetentionPolicy.Workqueue : RetentionPolicy.Limits,
     storage: StorageType.File,
-    duplicate_window: 120_000_000_000,
-    max_age: 7 * 24 * 3600 * 1_000_000_000,
+    duplicate_window: 120 * NANOS_PER_SECOND,
+    max_age: (def.maxAgeSeconds ?? 7 * 24 * 3600) * NANOS_PER_SECOND,
+    ...(def.discardNew ? { discard: DiscardPolicy.New } : {}),
     ...(def.description ? { description: def.description } : {}),
     ...(bus.streamReplicas ? { num_replicas: bus.streamReplicas } : {}),
     ...overrides,
   }
+  const atCreation: Partial<StreamConfig> =
+    def.maxBytesAtCreation !== undefined ? { max_bytes: def.maxBytesAtCreation } : {}
   const declare = async () => {
     try {
       await bus.jsm.streams.info(cfg.name!)
       await bus.jsm.streams.update(cfg.name!, cfg)
     } catch (err) {
       if (err instanceof NatsError && (err.api_error?.err_code === 10059 || /not found/i.test(err.message))) {
-        await bus.jsm.streams.add(cfg)
+        await bus.jsm.streams.add({ ...atCreation, ...cfg })
         return
       }
       throw err

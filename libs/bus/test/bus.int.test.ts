@@ -228,6 +228,38 @@ describe('ensureStream replicas', () => {
   })
 })
 
+describe('ensureStream limits', () => {
+  it('a work queue with its age, a byte limit given at creation only, new messages refused when full', async () => {
+    const def = {
+      name: 'QUEUED',
+      subjects: ['queued.>'],
+      workQueue: true,
+      maxAgeSeconds: 3600,
+      maxBytesAtCreation: 4096,
+      discardNew: true,
+    }
+    await ensureStream(client, def)
+    const name = client.streamName('QUEUED')
+    expect((await client.jsm.streams.info(name)).config).toMatchObject({
+      retention: 'workqueue',
+      max_age: 3600 * 1e9,
+      max_bytes: 4096,
+      discard: 'new',
+    })
+    // Full: the publisher is told, and what the stream holds stays.
+    const body = new Uint8Array(1500).fill(32)
+    await client.publishDurable(client.subject('queued.a'), body, 'a')
+    await client.publishDurable(client.subject('queued.a'), body, 'b')
+    const err = await client.publishDurable(client.subject('queued.a'), body, 'c').catch((e: Error) => e)
+    expect(err).toBeInstanceOf(Error)
+    expect((await client.jsm.streams.info(name)).state.messages).toBe(2)
+    // A byte limit an operator set survives the next start.
+    await client.jsm.streams.update(name, { max_bytes: 1_000_000 })
+    await ensureStream(client, def)
+    expect((await client.jsm.streams.info(name)).config.max_bytes).toBe(1_000_000)
+  })
+})
+
 describe('shutting down', () => {
   it('stopServing answers the requests it holds, takes no new one, and keeps listening until drain', async () => {
     const logger = createLogger({ service: 'bus-test', level: 'silent' })

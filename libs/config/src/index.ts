@@ -42,9 +42,9 @@ export const baseEnv = z.object({
     .regex(/^[a-z0-9_]*$/, 'lower-case letters, digits and _ only')
     .default(''),
   /**
-   * Replicas of the EMAILS and EVENTS streams on a clustered NATS (1, 3 or 5). Unset: a stream is
-   * created with 1 and a count changed by hand (`nats stream edit --replicas`) is kept; set: every
-   * service start brings the streams to it.
+   * Replicas of the EMAILS, EVENTS and TRACKING streams on a clustered NATS (1, 3 or 5). Unset: a
+   * stream is created with 1 and a count changed by hand (`nats stream edit --replicas`) is kept;
+   * set: every service start brings the streams to it.
    */
   NATS_STREAM_REPLICAS: z.coerce
     .number()

@@ -12,7 +12,7 @@ import { serveMailerRpc } from './handlers/rpc.js'
 import { serveSend } from './handlers/send.js'
 import { serveSuppressions } from './handlers/suppressions.js'
 import { serveTemplates } from './handlers/templates.js'
-import { serveTracking } from './handlers/tracking.js'
+import { startTracking } from './handlers/tracking.js'
 import { DomainCache } from './infra/domain-cache.js'
 import { startDueSweeper } from './infra/due-sweeper.js'
 import { startEmailPruner } from './infra/email-pruner.js'
@@ -39,7 +39,8 @@ export interface EmailContext {
 
 /**
  * Starts the email service: the accept side (send, batch, list, read, cancel, reschedule), the due
- * sweeper for scheduled emails and retries, content retention, domains and suppressions.
+ * sweeper for scheduled emails and retries, content retention, domains and suppressions, and the
+ * opens and clicks of the TRACKING stream.
  */
 export async function start(
   env: EmailEnv,
@@ -82,13 +83,15 @@ export async function start(
   serveDomains(rt, env)
   serveSuppressions(rt)
   serveTemplates(ctx, templateCache)
-  serveTracking(ctx)
   serveAdminEmails(ctx)
   serveAdminStats(ctx)
   serveDevEvents(ctx)
   // MailerRpc runs the send and email route handlers above, so it is registered after them.
   serveMailerRpc(ctx)
   // --- end of handlers ---
+  // Opens and clicks from the TRACKING stream; stopped before the outbox that announces them.
+  const tracking = await startTracking(ctx)
+  rt.onStop(() => tracking.stop())
 
   const loops = [
     startDueSweeper(ctx),

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type Runtime, startRuntime } from '@mailer/bus'
-import { MailerError, ROUTES } from '@mailer/contracts'
+import { ensureStream, type Runtime, startRuntime } from '@mailer/bus'
+import { MailerError, ROUTES, STREAMS } from '@mailer/contracts'
 import { pingDb } from '@mailer/db'
 import { linksFromEnv } from '@mailer/links'
 import { openApiDocument } from '@mailer/openapi'
@@ -16,6 +16,7 @@ import { sendError } from './http/errors.js'
 import { httpMetrics } from './http/metrics.js'
 import { literalBadEscapes } from './http/path-escapes.js'
 import { requestId } from './http/request-id.js'
+import { TrackingHits } from './infra/tracking-hits.js'
 import { notFound, registerApiRoutes } from './routes/api-routes.js'
 import { PUBLIC_LINKS, publicLinksRouter } from './routes/public-links.js'
 
@@ -34,6 +35,11 @@ const BUS_ENVELOPE_BYTES = 64 * 1024
 /** Starts the REST gateway: request conventions, auth, forwarding to services over NATS. */
 export async function start(env: GatewayEnv): Promise<Gateway> {
   const rt = await startRuntime(SERVICE, env, { dbPoolSize: 2 })
+  // Opens and clicks are published here and consumed by the email service.
+  await ensureStream(rt.bus, STREAMS.TRACKING)
+  const trackingHits = new TrackingHits(rt.bus, rt.logger, rt.metrics)
+  // Runs after the HTTP drain (steps run in reverse): no hit comes in any more, those in flight go out.
+  rt.onStop(() => trackingHits.settle())
   const app = express()
   app.disable('x-powered-by')
   // API answers are never revalidated (no If-None-Match on POST /v1/emails): hashing every body
@@ -84,6 +90,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
         links: linksFromEnv(env),
         logger: rt.logger,
         metrics: rt.metrics,
+        hits: trackingHits,
         timeoutMs: env.UPSTREAM_TIMEOUT_MS,
       }),
     ),

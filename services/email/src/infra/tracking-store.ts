@@ -1,6 +1,7 @@
 import type { Outbox } from '@mailer/bus'
-import type { Db } from '@mailer/db'
-import { buildEvent, type EmailSummary, recordEvents } from '@mailer/email-core'
+import type { ClickHit, OpenHit, TrackingHit } from '@mailer/contracts'
+import type { Db, Prisma } from '@mailer/db'
+import { buildEvent, type EmailSummary, eventMessage } from '@mailer/email-core'
 import type { OutboxRows } from '../app.js'
 
 interface Row {
@@ -14,6 +15,8 @@ interface Row {
   cc: string[]
   bcc: string[]
 }
+
+type Tx = Prisma.TransactionClient
 
 const RETURNING = 'RETURNING id, project_id, mode, from_address, subject, tags, "to", cc, bcc'
 
@@ -35,52 +38,87 @@ const recipientOf = (r: Row): string | null => {
   return all.length === 1 ? all[0]! : null
 }
 
-/** Opens and clicks from the public tracking links, recorded on the email and its timeline. */
+/**
+ * What recording a hit did: `recorded` added its event (rows: the outbox rows to publish after the
+ * commit); `unchanged` added nothing (a repeat open, a hit recorded before, an email that no
+ * longer exists).
+ */
+export type HitOutcome = { outcome: 'recorded'; rows: OutboxRows } | { outcome: 'unchanged' }
+
+/**
+ * Opens and clicks from the public tracking links (the TRACKING stream), recorded on the email and
+ * its timeline. A hit may come more than once (a redelivery after a crash between the commit and
+ * the ack, the gateway's publish tried again past the stream's duplicate window): its event takes
+ * the hit's id, so a second insert does nothing and the hit is announced once.
+ */
 export class TrackingStore {
   constructor(
     private readonly db: Db,
     private readonly outbox: Outbox,
   ) {}
 
+  record(hit: TrackingHit): Promise<HitOutcome> {
+    return hit.kind === 'open' ? this.open(hit) : this.click(hit)
+  }
+
   /** The first open only: sets opened_at and adds `email.opened`; later opens change nothing. */
-  async open(emailId: string, userAgent: string | null, at: Date): Promise<OutboxRows | null> {
+  private open(hit: OpenHit): Promise<HitOutcome> {
     return this.db.$transaction(async (tx) => {
       const rows = await tx.$queryRawUnsafe<Row[]>(
         `UPDATE emails SET opened_at = $2 WHERE id = $1 AND opened_at IS NULL ${RETURNING}`,
-        emailId,
-        at,
+        hit.emailId,
+        new Date(hit.at),
       )
       const row = rows[0]
-      if (!row) return null
-      const email = summaryOf(row)
-      const event = buildEvent(email, {
-        type: 'email.opened',
-        recipient: recipientOf(row),
-        at,
-        extra: { userAgent },
-      })
-      return recordEvents(tx, this.outbox, [{ email, event }])
+      if (!row) return { outcome: 'unchanged' }
+      return this.addEvent(tx, row, hit, 'email.opened', { userAgent: hit.userAgent })
     })
   }
 
-  /** Every click adds `email.clicked`; the first also sets first_clicked_at. Null: no such email. */
-  async click(emailId: string, url: string, userAgent: string | null, at: Date): Promise<OutboxRows | null> {
+  /**
+   * Every click adds `email.clicked`; the earliest also sets first_clicked_at (LEAST: hits held
+   * back by an outage may be recorded out of order). Repeating a hit changes nothing.
+   */
+  private click(hit: ClickHit): Promise<HitOutcome> {
     return this.db.$transaction(async (tx) => {
       const rows = await tx.$queryRawUnsafe<Row[]>(
-        `UPDATE emails SET first_clicked_at = COALESCE(first_clicked_at, $2) WHERE id = $1 ${RETURNING}`,
-        emailId,
-        at,
+        `UPDATE emails SET first_clicked_at = LEAST(first_clicked_at, $2) WHERE id = $1 ${RETURNING}`,
+        hit.emailId,
+        new Date(hit.at),
       )
       const row = rows[0]
-      if (!row) return null
-      const email = summaryOf(row)
-      const event = buildEvent(email, {
-        type: 'email.clicked',
-        recipient: recipientOf(row),
-        at,
-        extra: { url, userAgent },
-      })
-      return recordEvents(tx, this.outbox, [{ email, event }])
+      if (!row) return { outcome: 'unchanged' }
+      return this.addEvent(tx, row, hit, 'email.clicked', { url: hit.url, userAgent: hit.userAgent })
     })
+  }
+
+  /** The hit's event on the timeline (once per hit id) and, for a live email, in the outbox. */
+  private async addEvent(
+    tx: Tx,
+    row: Row,
+    hit: TrackingHit,
+    type: string,
+    extra: Record<string, unknown>,
+  ): Promise<HitOutcome> {
+    const email = summaryOf(row)
+    const at = new Date(hit.at)
+    // As every event is built, but with the hit's id: the same hit twice is one event.
+    const event = { ...buildEvent(email, { type, recipient: recipientOf(row), at, extra }), id: hit.id }
+    const inserted = await tx.$executeRawUnsafe(
+      `INSERT INTO email_events (id, project_id, email_id, mode, type, recipient, payload, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
+       ON CONFLICT (id) DO NOTHING`,
+      event.id,
+      email.projectId,
+      email.id,
+      email.mode,
+      event.type,
+      event.data.recipient,
+      JSON.stringify(event),
+      at,
+    )
+    if (inserted === 0) return { outcome: 'unchanged' }
+    const message = eventMessage(email, event)
+    return { outcome: 'recorded', rows: await this.outbox.write(tx, message ? [message] : []) }
   }
 }

@@ -1,13 +1,5 @@
 import type { Bus } from '@mailer/bus'
-import {
-  isMailerError,
-  SUBJECTS,
-  type TrackClickRequest,
-  type TrackOpenRequest,
-  TrackReply,
-  UnsubscribeReply,
-  type UnsubscribeRequest,
-} from '@mailer/contracts'
+import { isMailerError, newId, SUBJECTS, UnsubscribeReply, type UnsubscribeRequest } from '@mailer/contracts'
 import type { Links } from '@mailer/links'
 import type { Logger, Metrics } from '@mailer/observability'
 import express, { type Request, type Response, type Router } from 'express'
@@ -18,6 +10,7 @@ import {
   unavailablePage,
   unsubscribedPage,
 } from '../http/link-pages.js'
+import type { TrackingHits } from '../infra/tracking-hits.js'
 
 /** The public links (no API key, not in the route catalog). */
 export const PUBLIC_LINKS = [
@@ -32,6 +25,8 @@ interface Deps {
   links: Links
   logger: Logger
   metrics: Metrics
+  /** Where opens and clicks go once the reader is answered (the TRACKING stream). */
+  hits: TrackingHits
   timeoutMs: number
 }
 
@@ -42,8 +37,8 @@ const wantsJson = (req: Request): boolean => req.accepts(['html', 'json']) === '
 /**
  * Open pixel, click redirect and unsubscribe (contract.md part 5). Tokens are verified here
  * (HMAC, no lookup): a bad one is a 404 page, never an error. The reader is answered first;
- * opens and clicks are then recorded by the email service over NATS, so a slow or missing
- * backend never delays a redirect (a lost open or click is logged and counted, not retried).
+ * opens and clicks are then published to the TRACKING stream, which the email service records
+ * from whenever it can, so neither a slow nor a missing backend delays a redirect or loses a hit.
  */
 export function publicLinksRouter(deps: Deps): Router {
   const { bus, links, logger } = deps
@@ -51,23 +46,20 @@ export function publicLinksRouter(deps: Deps): Router {
     'kind',
     'outcome',
   ])
-  const lost = deps.metrics.counter(
-    'tracking_record_failures_total',
-    'Opens and clicks that could not be handed to the email service',
-    ['kind'],
-  )
   const router = express.Router()
   const invalid = (res: Response, kind: string) => {
     hits.inc({ kind, outcome: 'invalid' })
     notFoundPage(res)
   }
 
-  const record = (kind: 'open' | 'click', subject: string, payload: TrackOpenRequest | TrackClickRequest) => {
-    bus.request(subject, payload, { timeoutMs: deps.timeoutMs, schema: TrackReply }).catch((err: unknown) => {
-      lost.inc({ kind })
-      logger.warn({ err, requestId: payload.requestId, emailId: payload.emailId }, `${kind} not recorded`)
-    })
-  }
+  // The hit's id is made here, once: every publish and delivery of it carries the same one.
+  const hitOf = (req: Request, emailId: string) => ({
+    id: newId('event'),
+    emailId,
+    at: new Date().toISOString(),
+    userAgent: userAgentOf(req),
+    requestId: req.requestId,
+  })
 
   router.get('/t/o/:token', (req, res) => {
     const t = links.verify(tokenOf(req), 'open')
@@ -84,11 +76,7 @@ export function publicLinksRouter(deps: Deps): Router {
       .end(PIXEL_GIF)
     // HEAD (link checkers, proxies probing) is not an open.
     if (req.method === 'GET') {
-      record('open', SUBJECTS.emailTrackOpen, {
-        emailId: t.emailId,
-        userAgent: userAgentOf(req),
-        requestId: req.requestId,
-      })
+      deps.hits.record({ kind: 'open', ...hitOf(req, t.emailId) })
     }
   })
 
@@ -99,12 +87,7 @@ export function publicLinksRouter(deps: Deps): Router {
     hits.inc({ kind: 'click', outcome: 'ok' })
     res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).redirect(302, t.url)
     if (req.method === 'GET') {
-      record('click', SUBJECTS.emailTrackClick, {
-        emailId: t.emailId,
-        url: t.url,
-        userAgent: userAgentOf(req),
-        requestId: req.requestId,
-      })
+      deps.hits.record({ kind: 'click', ...hitOf(req, t.emailId), url: t.url })
     }
   })
 
