@@ -71,6 +71,19 @@ describe('analytics of all projects', () => {
     expect(r.buckets[0]!.bucket).toBe(new Date(Math.floor(Date.now() / DAY) * DAY - 6 * DAY).toISOString())
   })
 
+  it('tops only the range’s days: a tag of a send dated tomorrow (a clock ahead) waits for its day', async () => {
+    // The bucket of such a send is past the last bucket, so `sent` leaves it out until its day.
+    await pool.query(
+      `INSERT INTO analytics_dimensions (project_id, day, kind, value, count) VALUES
+         ('project_1', (now() AT TIME ZONE 'UTC')::date, 'tag', 'plan:today', 2),
+         ('project_1', (now() AT TIME ZONE 'UTC')::date + 1, 'tag', 'plan:tomorrow', 5),
+         ('project_1', (now() AT TIME ZONE 'UTC')::date + 1, 'bounced_domain', 'later.example', 1)`,
+    )
+    const r = await report(new AggregateStore(plainDb()), 'project_1', { range: '7d', interval: 'day' })
+    expect(r.topTags).toEqual([{ value: 'plan:today', count: 2 }])
+    expect(r.topBouncedDomains).toEqual([])
+  })
+
   it('reads the rows of the range, not every project’s whole history', async () => {
     const [{ n }] = (await pool.query(`SELECT pg_relation_size('analytics_buckets') / 8192 AS n`)).rows
     const tablePages = Number(n)

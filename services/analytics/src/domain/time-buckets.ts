@@ -25,6 +25,8 @@ export interface Window {
   to: Date
   /** First UTC day of the range, `YYYY-MM-DD` (for the per-day dimensions). */
   fromDay: string
+  /** Last UTC day of the range (today): dimensions of later days, from a clock ahead, wait for it. */
+  toDay: string
   /** Every bucket start from `from` to `to`, oldest first. */
   starts: Date[]
 }
@@ -41,5 +43,5 @@ export function windowOf(range: AnalyticsRange, interval: AnalyticsInterval, now
   const step = interval === 'hour' ? HOUR_MS : DAY_MS
   const starts: Date[] = []
   for (let t = from.getTime(); t <= to.getTime(); t += step) starts.push(new Date(t))
-  return { from, to, fromDay: utcDay(from), starts }
+  return { from, to, fromDay: utcDay(from), toDay: utcDay(now), starts }
 }

@@ -27,8 +27,8 @@ export async function report(
   const [rows, hist, topTags, topBouncedDomains] = await Promise.all([
     store.buckets(projectId, q.interval, window.from, window.to),
     store.histogram(projectId, q.interval, window.from, window.to),
-    store.top(projectId, 'tag', window.fromDay),
-    store.top(projectId, 'bounced_domain', window.fromDay),
+    store.top(projectId, 'tag', window.fromDay, window.toDay),
+    store.top(projectId, 'bounced_domain', window.fromDay, window.toDay),
   ])
   return buildReport({ range: q.range, interval: q.interval, window, rows, hist, topTags, topBouncedDomains })
 }

@@ -145,19 +145,24 @@ export class AggregateStore {
     return hist
   }
 
-  /** The `limit` most counted values of a dimension since `fromDay`, ties by value. */
+  /**
+   * The `limit` most counted values of a dimension from `fromDay` to `toDay` (inclusive), ties by
+   * value. Bounded above like the buckets: an event dated after today (a clock ahead) counts in
+   * neither until its day comes.
+   */
   async top(
     projectId: string | null,
     kind: DimensionKind,
     fromDay: string,
+    toDay: string,
     limit = 10,
   ): Promise<AnalyticsTopEntry[]> {
     const rows = await this.db.$queryRawUnsafe<Array<{ value: string; count: bigint | number }>>(
       `SELECT value, sum(count)::int8 AS count
        FROM analytics_dimensions
-       WHERE kind = $1 AND day >= $2::date ${projectFilter(projectId, 4)}
+       WHERE kind = $1 AND day >= $2::date AND day <= $4::date ${projectFilter(projectId, 5)}
        GROUP BY value ORDER BY sum(count) DESC, value ASC LIMIT $3`,
-      ...withProject(projectId, [kind, fromDay, limit]),
+      ...withProject(projectId, [kind, fromDay, limit, toDay]),
     )
     return rows.map((r) => ({ value: r.value, count: Number(r.count) }))
   }
