@@ -65,6 +65,21 @@ function appendQuery(url: URL, query: Query | undefined): void {
 const headerBytes = (s: string): string =>
   /^[\x20-\x7e]*$/.test(s) ? s : String.fromCharCode(...new TextEncoder().encode(s))
 
+/**
+ * The key as it can go in `Authorization`. fetch drops whitespace around a header value (a key
+ * read from a file with its newline still works), so that is dropped here too; a control
+ * character inside it (a line break in a pasted key) makes fetch refuse the header with an error
+ * that quotes the whole header, key included, so it is refused here first, without quoting it.
+ */
+function headerSafeToken(token: string): string {
+  const t = token.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '')
+  if (/(?!\t)\p{Cc}/u.test(t))
+    throw new TypeError(
+      'the key holds a line break or another control character, which no HTTP header can carry (the key is not shown)',
+    )
+  return t
+}
+
 /** fetch-based HTTP: JSON in and out, the contract's errors as MailerApiError, retries. */
 export class HttpTransport {
   readonly baseUrl: string
@@ -76,7 +91,7 @@ export class HttpTransport {
   constructor(opts: TransportOptions) {
     if (!opts.baseUrl) throw new TypeError('baseUrl is required (for example http://localhost:3000)')
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '')
-    this.#opts = opts
+    this.#opts = opts.token === undefined ? opts : { ...opts, token: headerSafeToken(opts.token) }
     const f = opts.fetch ?? globalThis.fetch
     if (typeof f !== 'function') throw new TypeError('no fetch available: pass options.fetch')
     this.fetchFn = f

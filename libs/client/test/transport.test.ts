@@ -119,6 +119,31 @@ describe('HTTP transport', () => {
     expect(inspect(c, { depth: 10 })).not.toContain('secretsecret')
   })
 
+  it('refuses a key no header can carry, before any request and without quoting it', async () => {
+    // A key pasted with a line break inside, or a stray control byte: fetch would refuse the
+    // header and its error (quoting the whole header) would become the client's message.
+    for (const apiKey of [
+      'fs_live_TOPSECRET\r\nX-Evil: 1',
+      'fs_live_TOPSECRET\u0001x',
+      'fs_live_TOP\u0000SECRET',
+    ]) {
+      let caught: unknown
+      try {
+        await client({ apiKey }).me()
+      } catch (e) {
+        caught = e
+      }
+      expect(caught).toBeInstanceOf(TypeError)
+      expect(String((caught as Error).message)).not.toContain('TOPSECRET')
+      expect(inspect(caught, { depth: 10 })).not.toContain('TOPSECRET')
+    }
+    expect(seen).toHaveLength(0)
+    // Whitespace around it (a key read from a file with its newline) is dropped, as fetch drops it.
+    answer = () => ({ status: 200, body: '{}' })
+    await client({ apiKey: 'fs_live_secretsecretsecretsecretsecret12\n' }).me()
+    expect(seen[0]!.headers.authorization).toBe('Bearer fs_live_secretsecretsecretsecretsecret12')
+  })
+
   it('needs a key', () => {
     const saved = process.env.MAILER_API_KEY
     delete process.env.MAILER_API_KEY
