@@ -27,8 +27,8 @@ export interface TransportOptions {
   fetch?: typeof fetch
   /** Called before each wait; may return a promise, which is awaited. */
   onRetry?: (info: RetryInfo) => void | Promise<void>
-  /** How waits are made; replace it to run waits on your own scheduler. */
-  sleep?: (ms: number) => Promise<void>
+  /** How waits are made; replace it to run waits on your own scheduler. An abort of the call's signal ends a wait at once. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
 }
 
 export interface RequestOptions {
@@ -46,7 +46,32 @@ export interface CallInit extends RequestOptions {
   body?: unknown
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+/** `wait`, or the signal's reason as soon as it aborts. */
+function untilAborted(wait: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return wait
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    wait.then(
+      () => {
+        signal.removeEventListener('abort', onAbort)
+        resolve()
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(err)
+      },
+    )
+  })
+}
+
+// Its timer goes with an abort, so that an aborted call does not keep the process up for a minute.
+const defaultSleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener('abort', () => clearTimeout(timer), { once: true })
+  })
 
 function appendQuery(url: URL, query: Query | undefined): void {
   if (!query) return
@@ -86,7 +111,7 @@ export class HttpTransport {
   // A true private field: printing a client never shows its key.
   readonly #opts: TransportOptions
   private readonly fetchFn: typeof fetch
-  private readonly sleep: (ms: number) => Promise<void>
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>
 
   constructor(opts: TransportOptions) {
     if (!opts.baseUrl) throw new TypeError('baseUrl is required (for example http://localhost:3000)')
@@ -110,7 +135,8 @@ export class HttpTransport {
         const delayMs = retryDelayMs(err, { retriesDone, maxRetries, idempotent })
         if (delayMs === null) throw err
         await this.#opts.onRetry?.({ method, path, retry: retriesDone + 1, delayMs, error: err })
-        await this.sleep(delayMs)
+        // The wait can be up to a minute: an abort ends it at once, not after it.
+        await untilAborted(this.sleep(delayMs, init.signal), init.signal)
       }
     }
   }

@@ -87,6 +87,20 @@ describe('HTTP transport', () => {
     expect(seen).toHaveLength(1)
   })
 
+  it('an abort during a Retry-After wait ends the call at once, with no further request', async () => {
+    answer = () => limited('30')
+    const ac = new AbortController()
+    // A wait that never ends by itself: only the abort can end the call.
+    const call = client({ sleep: () => new Promise<void>(() => undefined), onRetry: () => ac.abort() })
+      .me({ signal: ac.signal })
+      .catch((err: unknown) => err)
+    const hung = new Promise((r) => setTimeout(() => r('still waiting'), 5000))
+    const e = await Promise.race([call, hung])
+    expect(e).toBeInstanceOf(Error)
+    expect((e as Error).name).toBe('AbortError')
+    expect(seen).toHaveLength(1)
+  })
+
   it('turns an answer that is not the contract shape into unexpected_response', async () => {
     answer = () => ({
       status: 502,
