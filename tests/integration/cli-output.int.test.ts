@@ -172,6 +172,21 @@ describe('bad flags', () => {
     expect(withPassword.stderr).not.toContain('s3cret-pw')
   })
 
+  it('a key no header can carry, or an id the URL would resolve away, is a usage error that never echoes the key', async () => {
+    const pasted = 'adm-TOPSECRET\r\nX-Evil: 1'
+    const bad = await mailer(['projects', 'list'], { MAILER_ADMIN_KEY: pasted })
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/^error: /)
+    expect(bad.stderr).not.toContain('TOPSECRET')
+    const flag = await mailer(['--api-key', 'fs_live_TOPSECRET\u0001x', 'emails', 'list'])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).not.toContain('TOPSECRET')
+
+    const dots = await mailer(['emails', 'get', '..', '--project', 'out'])
+    expect(dots.code).toBe(2)
+    expect(dots.stderr).toMatch(/^error: .*'\.\.'/)
+  })
+
   it('tail --interval 0 (a busy loop against the gateway) and --count 0 are usage errors', async () => {
     for (const flag of ['--interval', '--count']) {
       const r = await mailer(['tail', 'emails', '--project', 'out', flag, '0'])

@@ -25,7 +25,10 @@ export function report(err: unknown, json: boolean): number {
     process.stderr.write(`error: connection_failed: ${visible(err.message)}\n`)
     return EXIT.connection
   }
-  if (err instanceof UsageError) {
+  // The SDK throws TypeError for what it refuses before any request: an id or slug of '.' or
+  // '..', a key no header can carry (its message never quotes the key). Fetch failures never
+  // arrive as one: the SDK makes them MailerConnectionError.
+  if (err instanceof UsageError || err instanceof TypeError) {
     process.stderr.write(`error: ${err.message}\n`)
     return EXIT.usage
   }
