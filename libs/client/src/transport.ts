@@ -116,6 +116,17 @@ export class HttpTransport {
   constructor(opts: TransportOptions) {
     if (!opts.baseUrl) throw new TypeError('baseUrl is required (for example http://localhost:3000)')
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '')
+    // fetch cannot send URL credentials, and its error would quote them: refused here, unquoted.
+    let u: URL | undefined
+    try {
+      u = new URL(this.baseUrl)
+    } catch {
+      // Not a URL: left to fail on the first request, as before.
+    }
+    if (u?.username || u?.password)
+      throw new TypeError(
+        'baseUrl must not hold a user name or password (not shown): pass the key as apiKey or adminKey',
+      )
     this.#opts = opts.token === undefined ? opts : { ...opts, token: headerSafeToken(opts.token) }
     const f = opts.fetch ?? globalThis.fetch
     if (typeof f !== 'function') throw new TypeError('no fetch available: pass options.fetch')

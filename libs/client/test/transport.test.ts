@@ -158,6 +158,18 @@ describe('HTTP transport', () => {
     expect(seen[0]!.headers.authorization).toBe('Bearer fs_live_secretsecretsecretsecretsecret12')
   })
 
+  it('refuses a base URL holding a user name or password, without quoting it', () => {
+    // fetch cannot send them, and its error (quoting the URL) would carry the password along.
+    let caught: unknown
+    try {
+      client({ baseUrl: 'http://ops:s3cret-pw@127.0.0.1:1' })
+    } catch (e) {
+      caught = e
+    }
+    expect(caught).toBeInstanceOf(TypeError)
+    expect(inspect(caught, { depth: 10 })).not.toContain('s3cret-pw')
+  })
+
   it('needs a key', () => {
     const saved = process.env.MAILER_API_KEY
     delete process.env.MAILER_API_KEY
