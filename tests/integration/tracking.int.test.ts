@@ -1,39 +1,28 @@
 import { useTestEnv, waitFor } from '@mailer/testing'
 import { simpleParser } from 'mailparser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
-import { metricValue, Receiver, verifyWebhook } from '../support/webhooks.js'
+import type { TestRelay } from '../support/smtp-relay.js'
+import { startTrackingStack, TRACKING_PUBLIC_URL, trackingStack } from '../support/tracking-stack.js'
+import { metricValue, type Receiver, verifyWebhook } from '../support/webhooks.js'
 
 // Links in emails point at PUBLIC_URL; the test follows them at the gateway's real address.
-const PUBLIC_URL = 'https://links.mailer.test'
+const PUBLIC_URL = TRACKING_PUBLIC_URL
 const te = useTestEnv()
-const stack = new Stack(te, { PUBLIC_URL, TRACKING_SECRET: 'tracking-secret-for-tests-0123456789' })
+const stack = trackingStack(te)
+type Setup = Awaited<ReturnType<typeof startTrackingStack>>
 let relay: TestRelay
 let receiver: Receiver
-let client: ReturnType<typeof api>
-let acme: Awaited<ReturnType<typeof projectWithDomain>>
+let client: Setup['client']
+let acme: Setup['acme']
 let secret: string
 
 beforeAll(async () => {
-  relay = await TestRelay.start()
-  receiver = await Receiver.start()
-  await stack.startAll(['auth', 'email', 'webhook', 'gateway'], { WEBHOOK_ALLOW_PRIVATE: 'true' })
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
-  client = api(stack.gatewayUrl)
-  acme = await projectWithDomain(client, 'acme')
-  const hook = await client.post('/v1/webhooks', acme.live, {
-    url: receiver.url(),
-    events: ['email.opened', 'email.clicked'],
-  })
-  secret = hook.body.secret
+  ;({ relay, receiver, client, acme, secret } = await startTrackingStack(stack))
 })
 afterAll(async () => {
   await stack.stopAll()
-  await relay.stop()
-  await receiver.close()
+  await relay?.stop()
+  await receiver?.close()
 })
 
 /** A public link from a delivered email, fetched at the gateway (redirects not followed). */
