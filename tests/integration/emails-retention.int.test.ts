@@ -46,8 +46,8 @@ const rowsOf = async (emailId: string) => {
   )
   return r
 }
-const gone = (id: string) =>
-  waitFor(async () => ((await client.get(`/v1/emails/${id}`, acme.live)).status === 404 ? true : null), {
+const gone = (id: string, key = acme.live) =>
+  waitFor(async () => ((await client.get(`/v1/emails/${id}`, key)).status === 404 ? true : null), {
     what: `email ${id} pruned`,
     timeoutMs: 15_000,
   })
@@ -122,5 +122,45 @@ describe('email retention', () => {
     expect(await counts()).toEqual({ delivered: 2, bounced: 1 })
     const left = (await client.get(`/v1/emails?tag=broadcast_id:${b.body.id}`, acme.live)).body.data
     expect(left.map((e: any) => e.id)).toEqual([byTo['cy@example.com']])
+  })
+
+  it('keeps /v1/admin/stats whole when emails inside its windows are deleted', async () => {
+    const s = await projectWithDomain(client, 'tally', 'news.tally.test')
+    const sendTo = async (to: string) => {
+      const r = await client.post('/v1/emails', s.live, email(s.from, { to }))
+      expect(r.status).toBe(202)
+      return r.body.id as string
+    }
+    const [d5, d5b, d20, d40, d1] = await Promise.all(
+      ['a', 'b', 'c', 'd', 'e'].map((x) => sendTo(`${x}@example.com`)),
+    )
+    // A tally left from a deletion 40 days ago: past every window, the pruner trims it.
+    await sql(
+      te,
+      `INSERT INTO pruned_email_tallies (created_at, project_id, status, count)
+       VALUES (now() - interval '40 days', $1, 'delivered', 7)`,
+      [s.project.id],
+    )
+    await settleAndAge([d5!, d5b!], 'delivered', 5) // pruned, inside the 7- and 30-day windows
+    await settleAndAge([d20!], 'bounced', 20) // pruned, inside the 30-day window only
+    await settleAndAge([d40!], 'delivered', 40) // pruned, outside every window
+    await settleAndAge([d1!], 'delivered', 1) // kept
+    for (const id of [d5!, d5b!, d20!, d40!]) await gone(id, s.live)
+
+    const r = await client.get('/v1/admin/stats', client.admin)
+    expect(r.status).toBe(200)
+    expect(r.body.data.find((p: any) => p.slug === 'tally')).toMatchObject({
+      today: {},
+      last7d: { delivered: 3 },
+      last30d: { delivered: 3, bounced: 1 },
+    })
+    // Only deletions the windows can still see are tallied, and those older are trimmed.
+    const [t] = await sql(
+      te,
+      `SELECT count(*)::int AS n, min(created_at) > now() - interval '31 days' AS recent
+       FROM pruned_email_tallies WHERE project_id = $1`,
+      [s.project.id],
+    )
+    expect(t).toEqual({ n: 2, recent: true })
   })
 })

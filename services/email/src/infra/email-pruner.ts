@@ -3,13 +3,18 @@ import { every, type Loop } from '@mailer/observability'
 import type { EmailContext } from '../app.js'
 import { UNSETTLED_STATUSES } from '../domain/retention.js'
 
+/** How long a pruned email stays in `pruned_email_tallies`: the stats' 30 days, plus a day for clocks. */
+const TALLY_DAYS = 31
+
 /**
  * Deletes at most `chunk` emails that have settled (any status but UNSETTLED_STATUSES) and were
  * accepted, and are or were due, more than `days` ago, oldest first through the (created_at, id)
  * index, then their events; recipients and contents go by their foreign keys' cascade. A
  * broadcast's deleted emails are added to `pruned_email_counts` by the deleting statement, so its
- * counts never drop. Rows another transaction holds (an open being recorded, a late bounce) are
- * skipped, and the status is checked again on the locked row. Returns how many emails went.
+ * counts never drop; so are those created less than TALLY_DAYS ago to `pruned_email_tallies`, so
+ * `GET /v1/admin/stats` (its windows reach 30 days back) counts them whatever the retention. Rows
+ * another transaction holds (an open being recorded, a late bounce) are skipped, and the status
+ * is checked again on the locked row. Returns how many emails went.
  *
  * Two statements in one transaction: the events' delete takes a snapshot after the emails are
  * gone, so it also sees an event committed by a writer that updated the email just before the
@@ -28,17 +33,27 @@ export function pruneEmails(db: Db, days: number, chunk: number): Promise<number
              AND (scheduled_at IS NULL OR scheduled_at < now() - $1::int * interval '1 day')
            ORDER BY created_at, id LIMIT $3
            FOR UPDATE SKIP LOCKED)
-         RETURNING id, broadcast_id, status
+         RETURNING id, broadcast_id, project_id, status, created_at
        ), c AS (
          INSERT INTO pruned_email_counts (broadcast_id, status, count)
          SELECT broadcast_id, status, count(*)::int FROM d WHERE broadcast_id IS NOT NULL
          GROUP BY broadcast_id, status ORDER BY broadcast_id, status
          ON CONFLICT (broadcast_id, status) DO UPDATE SET count = pruned_email_counts.count + excluded.count
+       ), t AS (
+         INSERT INTO pruned_email_tallies (created_at, project_id, status, count)
+         SELECT created_at, project_id, status, count(*)::int FROM d
+         WHERE created_at >= now() - interval '${TALLY_DAYS} days'
+         GROUP BY created_at, project_id, status ORDER BY created_at, project_id, status
+         ON CONFLICT (created_at, project_id, status) DO UPDATE SET count = pruned_email_tallies.count + excluded.count
        )
        SELECT coalesce(array_agg(id), '{}') AS ids FROM d`,
       days,
       [...UNSETTLED_STATUSES],
       chunk,
+    )
+    // Tallies past every stats window: one range of the primary key, a few rows a pass.
+    await tx.$executeRawUnsafe(
+      `DELETE FROM pruned_email_tallies WHERE created_at < now() - interval '${TALLY_DAYS} days'`,
     )
     const ids = rows[0]?.ids ?? []
     if (ids.length > 0)
