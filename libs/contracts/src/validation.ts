@@ -1,4 +1,4 @@
-import type { z } from 'zod'
+import { z } from 'zod'
 import { MailerError } from './errors.js'
 
 function firstIssue(error: z.ZodError): { path: string; message: string } {
@@ -26,8 +26,36 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
   throw new MailerError(code, path ? `${path}: ${message}` : message, path ? { param: path } : {})
 }
 
+/** The parameters a query schema knows (an object, possibly behind a pipe such as a transform). */
+function queryKeys(schema: z.ZodType): Set<string> {
+  if (schema instanceof z.ZodObject) return new Set(Object.keys(schema.shape))
+  if (schema instanceof z.ZodPipe) return queryKeys(schema.in as z.ZodType)
+  return new Set()
+}
+
+/**
+ * Query parameters are plain strings, one each (interface.md). Express reads `project[]=a` (or
+ * `project[0]=a`) as a parameter named `project[]`, which the schema used to ignore as unknown,
+ * so the route quietly answered without the filter (`/v1/admin/analytics?project[]=alpha`
+ * summed every project), and `project=a&project=b` as a list. Either copy of a known parameter
+ * is `invalid_query` naming it; unknown parameters are still ignored, bracketed or repeated.
+ */
+function refuseListedParams(known: Set<string>, query: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(query)) {
+    const base = /^([^[\]]+)\[/.exec(k)?.[1]
+    if (base !== undefined && known.has(base)) {
+      const message = `${k}: ${base} takes one plain value (${base}=<value>), not a list`
+      throw new MailerError('invalid_query', message, { param: base })
+    }
+    if (known.has(k) && (Array.isArray(v) || (typeof v === 'object' && v !== null)))
+      throw new MailerError('invalid_query', `${k}: given more than once; it takes one value`, { param: k })
+  }
+}
+
 /** Parses query parameters; failures are `invalid_query` with `param` naming the parameter. */
 export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.infer<S> {
+  if (typeof query === 'object' && query !== null)
+    refuseListedParams(queryKeys(schema), query as Record<string, unknown>)
   const res = schema.safeParse(query ?? {})
   if (res.success) return res.data
   const { path, message } = firstIssue(res.error)
