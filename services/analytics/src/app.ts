@@ -13,7 +13,7 @@ export const SERVICE = 'analytics'
  */
 export async function start(env: AnalyticsEnv): Promise<Runtime<AnalyticsEnv>> {
   const rt = await startRuntime(SERVICE, env)
-  const store = new AggregateStore(rt.db)
+  const store = new AggregateStore(rt.db, env.ANALYTICS_MAX_DIMENSION_VALUES)
 
   serveAnalyticsRoutes(rt.bus, store, SERVICE)
   const ingest = await startIngest(rt, store)

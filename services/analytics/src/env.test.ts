@@ -12,6 +12,7 @@ describe('analytics env', () => {
       ANALYTICS_BATCH_WAIT_MS: 50,
       ANALYTICS_DEDUPE_RETENTION_DAYS: 14,
       ANALYTICS_PRUNE_INTERVAL_SECONDS: 3600,
+      ANALYTICS_MAX_DIMENSION_VALUES: 1000,
     })
   })
 
@@ -26,6 +27,9 @@ describe('analytics env', () => {
     expect(() => loadEnv({ ...base, ANALYTICS_DEDUPE_RETENTION_DAYS: '3' })).toThrow(ConfigError)
     expect(() => loadEnv({ ...base, ANALYTICS_DEDUPE_RETENTION_DAYS: '3' })).toThrow(
       /ANALYTICS_DEDUPE_RETENTION_DAYS/,
+    )
+    expect(() => loadEnv({ ...base, ANALYTICS_MAX_DIMENSION_VALUES: '5' })).toThrow(
+      /ANALYTICS_MAX_DIMENSION_VALUES/,
     )
     expect(() => loadEnv({})).toThrow(/DATABASE_URL/)
   })

@@ -1,5 +1,6 @@
 import { baseEnv, envInt, parseEnv } from '@mailer/config'
 import type { z } from 'zod'
+import { DEFAULT_MAX_DIMENSION_VALUES } from './domain/dimension-cap.js'
 
 export const analyticsEnv = baseEnv
   .extend({
@@ -12,6 +13,11 @@ export const analyticsEnv = baseEnv
      * that no message still in the stream can be counted twice.
      */
     ANALYTICS_DEDUPE_RETENTION_DAYS: envInt(14, 1, 3650),
+    /**
+     * Most distinct values (tags, bounced domains) kept per project, UTC day and kind; further
+     * values count under one `(other)` row, so a tag per order or user cannot make a row per email.
+     */
+    ANALYTICS_MAX_DIMENSION_VALUES: envInt(DEFAULT_MAX_DIMENSION_VALUES, 10, 100_000),
     /** How often the idempotency keys older than the retention are deleted. */
     ANALYTICS_PRUNE_INTERVAL_SECONDS: envInt(3600, 10, 86_400),
   })

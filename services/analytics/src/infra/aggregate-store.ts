@@ -1,6 +1,14 @@
 import { ANALYTICS_COUNTERS, type AnalyticsTopEntry } from '@mailer/contracts'
 import type { Db } from '@mailer/db'
 import { aggregate, type BucketDelta, type DimensionDelta, uniqueByKey } from '../domain/aggregate.js'
+import {
+  capDimensions,
+  DEFAULT_MAX_DIMENSION_VALUES,
+  groupKey,
+  OTHER_VALUE,
+  rowKey,
+  type StoredDimensions,
+} from '../domain/dimension-cap.js'
 import type { DimensionKind, Effect } from '../domain/event-effects.js'
 import { emptyHistogram, type Histogram } from '../domain/histogram.js'
 import type { BucketRow } from '../domain/report.js'
@@ -37,6 +45,20 @@ FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::int[]) WITH ORDI
 ORDER BY t.ord
 ON CONFLICT (project_id, day, kind, value) DO UPDATE SET count = analytics_dimensions.count + EXCLUDED.count`
 
+// What the table already holds for a batch's dimension rows, in one round trip: per (project,
+// day, kind) the distinct values stored (the overflow row left out; counting stops at the cap, an
+// index-only walk of the primary key), and which of the batch's values already have a row.
+const STORED_DIMENSIONS = `
+WITH b AS (SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[]) AS b(p, d, k, v))
+SELECT g.p AS "projectId", to_char(g.d, 'YYYY-MM-DD') AS "day", g.k AS "kind", NULL::text AS "value",
+  (SELECT count(*) FROM (
+     SELECT 1 FROM analytics_dimensions a
+     WHERE a.project_id = g.p AND a.day = g.d AND a.kind = g.k AND a.value <> $5 LIMIT $6) s)::int AS "n"
+FROM (SELECT DISTINCT p, d, k FROM b) g
+UNION ALL
+SELECT a.project_id, to_char(a.day, 'YYYY-MM-DD'), a.kind, a.value, 0
+FROM b JOIN analytics_dimensions a ON a.project_id = b.p AND a.day = b.d AND a.kind = b.k AND a.value = b.v`
+
 const MARK_PROCESSED = `
 INSERT INTO analytics_processed_events (event_id)
 SELECT k FROM unnest($1::text[]) AS k ORDER BY k
@@ -69,6 +91,27 @@ async function upsertDimensions(tx: Tx, rows: DimensionDelta[]): Promise<void> {
   )
 }
 
+async function storedDimensions(tx: Tx, rows: DimensionDelta[], max: number): Promise<StoredDimensions> {
+  const found = await tx.$queryRawUnsafe<
+    Array<{ projectId: string; day: string; kind: DimensionKind; value: string | null; n: number }>
+  >(
+    STORED_DIMENSIONS,
+    rows.map((r) => r.projectId),
+    rows.map((r) => r.day),
+    rows.map((r) => r.kind),
+    rows.map((r) => r.value),
+    OTHER_VALUE,
+    max,
+  )
+  const distinct = new Map<string, number>()
+  const present = new Set<string>()
+  for (const f of found) {
+    if (f.value === null) distinct.set(groupKey(f), Number(f.n))
+    else present.add(rowKey({ ...f, value: f.value }))
+  }
+  return { distinct, present }
+}
+
 /** Filters the WHERE clause to one project, or to all projects when `projectId` is null. */
 const projectFilter = (projectId: string | null, param: number): string =>
   projectId ? `AND project_id = $${param}` : ''
@@ -77,7 +120,16 @@ const withProject = (projectId: string | null, params: unknown[]): unknown[] =>
 
 /** Reads and writes `analytics_buckets`, `analytics_dimensions` and `analytics_processed_events`. */
 export class AggregateStore {
-  constructor(private readonly db: Db) {}
+  /**
+   * `maxDimensionValues`: most distinct values kept per (project, UTC day, kind); the rest count
+   * under `OTHER_VALUE`. Decided per batch with one read, so replicas writing the same day at the
+   * same time can each admit the last free places: the cap is approximate, by a batch's new values
+   * at most per replica.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly maxDimensionValues = DEFAULT_MAX_DIMENSION_VALUES,
+  ) {}
 
   /**
    * Applies a batch in one transaction: records each effect's idempotency key, then adds only the
@@ -97,7 +149,10 @@ export class AggregateStore {
         const counted = unique.filter((e) => fresh.has(e.key))
         const { buckets, dimensions } = aggregate(counted)
         await upsertBuckets(tx, buckets)
-        await upsertDimensions(tx, dimensions)
+        if (dimensions.length > 0) {
+          const stored = await storedDimensions(tx, dimensions, this.maxDimensionValues)
+          await upsertDimensions(tx, capDimensions(dimensions, stored, this.maxDimensionValues))
+        }
         return counted
       },
       { maxWait: 10_000, timeout: 30_000 },
@@ -147,8 +202,9 @@ export class AggregateStore {
 
   /**
    * The `limit` most counted values of a dimension from `fromDay` to `toDay` (inclusive), ties by
-   * value. Bounded above like the buckets: an event dated after today (a clock ahead) counts in
-   * neither until its day comes.
+   * value; the overflow row (values past the per-day cap) is no value and is left out. Bounded
+   * above like the buckets: an event dated after today (a clock ahead) counts in neither until its
+   * day comes.
    */
   async top(
     projectId: string | null,
@@ -160,9 +216,9 @@ export class AggregateStore {
     const rows = await this.db.$queryRawUnsafe<Array<{ value: string; count: bigint | number }>>(
       `SELECT value, sum(count)::int8 AS count
        FROM analytics_dimensions
-       WHERE kind = $1 AND day >= $2::date AND day <= $4::date ${projectFilter(projectId, 5)}
+       WHERE kind = $1 AND day >= $2::date AND day <= $4::date AND value <> $5 ${projectFilter(projectId, 6)}
        GROUP BY value ORDER BY sum(count) DESC, value ASC LIMIT $3`,
-      ...withProject(projectId, [kind, fromDay, limit, toDay]),
+      ...withProject(projectId, [kind, fromDay, limit, toDay, OTHER_VALUE]),
     )
     return rows.map((r) => ({ value: r.value, count: Number(r.count) }))
   }
