@@ -187,6 +187,25 @@ describe('bad flags', () => {
     expect(dots.stderr).toMatch(/^error: .*'\.\.'/)
   })
 
+  it('a mistyped option or a bad option value is a usage error that names the option, never its value', async () => {
+    const secret = 'adm-TOPSECRET-42'
+    const typo = await mailer([`--admin-ky=${secret}`, 'emails', 'list'])
+    expect(typo.code).toBe(2)
+    expect(typo.stderr).toMatch(/^error: unknown option '--admin-ky'\n\(Did you mean --admin-key\?\)/)
+    for (const args of [
+      ['emails', 'list', `--api-ky=${secret}`],
+      ['emails', 'list', `--json=${secret}`],
+      [`-X${secret}`, 'projects', 'list'],
+      ['emails', 'list', '--project', 'out', '--limit', secret],
+      ['keys', 'create', 'out', '--name', 'k', '--mode', secret],
+    ]) {
+      const r = await mailer(args)
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.stderr, args.join(' ')).toMatch(/^error: /)
+      expect(r.stderr + r.stdout, args.join(' ')).not.toContain('TOPSECRET')
+    }
+  })
+
   it('tail --interval 0 (a busy loop against the gateway) and --count 0 are usage errors', async () => {
     for (const flag of ['--interval', '--count']) {
       const r = await mailer(['tail', 'emails', '--project', 'out', flag, '0'])

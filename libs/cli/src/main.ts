@@ -1,11 +1,12 @@
-import { Command, CommanderError } from 'commander'
+import { CommanderError } from 'commander'
 import { domainCommands } from './commands/domains.js'
 import { emailCommands } from './commands/emails.js'
 import { projectCommands } from './commands/projects.js'
 import { tailCommand } from './commands/tail.js'
 import { EXIT, report } from './exit.js'
+import { CliCommand } from './program.js'
 
-const program = new Command('mailer')
+const program = new CliCommand('mailer')
   .description('Manage a Mailer deployment: projects, keys, domains, suppressions, emails and events')
   .version('0.1.0')
   .option('--url <url>', 'base URL of the deployment (env MAILER_URL, default http://localhost:3000)')
