@@ -1,4 +1,6 @@
 import { execFile, execFileSync, spawn } from 'node:child_process'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { AdminClient } from '@mailer/client'
 import { useTestEnv } from '@mailer/testing'
@@ -95,6 +97,54 @@ describe('human output', () => {
     expect(err).not.toContain('EPIPE')
     expect(err).not.toMatch(/\n\s+at /)
   })
+})
+
+describe('tail and Ctrl-C', () => {
+  it('Ctrl-C during a poll the gateway does not answer ends tail at once with 130, without a stack trace', async () => {
+    // A gateway that takes the request and never answers: the poll stays in flight (the SDK
+    // would wait its 30 s time-out), as behind a stalled proxy.
+    const held: ServerResponse[] = []
+    let polled!: () => void
+    const inFlight = new Promise<void>((resolve) => {
+      polled = resolve
+    })
+    const server = createServer((_req, res) => {
+      held.push(res)
+      polled()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    try {
+      const child = spawn(process.execPath, [bin, 'tail', 'emails', '--json'], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          MAILER_URL: `http://127.0.0.1:${port}`,
+          MAILER_API_KEY: 'fs_live_x',
+        },
+      })
+      let err = ''
+      child.stderr.on('data', (c: Buffer) => {
+        err += c.toString()
+      })
+      const exited = new Promise<number | string>((resolve) =>
+        child.on('exit', (code, signal) => resolve(code ?? String(signal))),
+      )
+      await inFlight
+      child.kill('SIGINT')
+      // Far below the 30 s the old code sat out, far above what stopping takes on a busy machine.
+      const late = new Promise<string>((resolve) =>
+        setTimeout(() => resolve('still running'), 15_000).unref(),
+      )
+      const outcome = await Promise.race([exited, late])
+      if (outcome === 'still running') child.kill('SIGKILL')
+      expect(outcome).toBe(130)
+      expect(err).not.toMatch(/\n\s+at /)
+      expect(err).not.toContain('connection_failed')
+    } finally {
+      for (const res of held) res.destroy()
+      server.close()
+    }
+  }, 40_000)
 })
 
 describe('send', () => {

@@ -1,8 +1,13 @@
 import { MailerApiError, MailerConnectionError } from '@mailer/client'
 import { visible } from './output.js'
 
-/** Exit codes scripts can rely on. */
-export const EXIT = { ok: 0, api: 1, usage: 2, connection: 3 } as const
+/** Exit codes scripts can rely on; 130 is the shell's own for a command ended by Ctrl-C (128 + SIGINT). */
+export const EXIT = { ok: 0, api: 1, usage: 2, connection: 3, interrupted: 130 } as const
+
+/** Ctrl-C stopped a command that runs until stopped (tail): nothing went wrong, nothing to print. */
+export class Interrupted extends Error {
+  override name = 'Interrupted'
+}
 
 /** A mistake in how the command was called (missing key, bad option value). */
 export class UsageError extends Error {
@@ -11,6 +16,7 @@ export class UsageError extends Error {
 
 /** Prints the error to stderr and returns the exit code for it. */
 export function report(err: unknown, json: boolean): number {
+  if (err instanceof Interrupted) return EXIT.interrupted
   if (err instanceof MailerApiError) {
     if (json) process.stderr.write(`${JSON.stringify({ error: err.toJSON() })}\n`)
     else {

@@ -1,6 +1,7 @@
 import type { Page } from '@mailer/client'
 import { type Command, Option } from 'commander'
 import { action, type Context, countOption, intOption } from '../context.js'
+import { Interrupted } from '../exit.js'
 import { emailColumns, eventColumns } from './emails.js'
 
 interface TailOpts {
@@ -11,38 +12,58 @@ interface TailOpts {
   lines: number
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+/** Ends early, quietly, on abort; its listener goes with it (one per poll would pile up). */
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal.addEventListener('abort', done)
+  })
 
 /**
  * Polls a newest-first list and prints what it has not printed yet, oldest first, until
  * `--count` items were printed or Ctrl-C. The first poll prints only the last `--lines` items.
  * Each poll reads one page of 100: a burst of more between two polls shows its newest 100.
+ * Ctrl-C aborts the poll in flight as well as the wait: a poll the gateway is slow to answer
+ * used to hold the terminal for up to the SDK's 30 s time-out. It ends with 130, as the shell
+ * reports a command Ctrl-C ended; a second Ctrl-C falls to Node's default and kills at once.
  */
 async function tail<T extends { id: string }>(
   ctx: Context,
   o: TailOpts,
-  fetch: () => Promise<Page<T>>,
+  fetch: (signal: AbortSignal) => Promise<Page<T>>,
   human: (row: T) => string,
 ) {
   let seen: Set<string> | null = null
   let printed = 0
-  let stopped = false
-  process.once('SIGINT', () => {
-    stopped = true
-  })
-  while (!stopped) {
-    const page = await fetch()
-    const fresh = page.data.filter((row) => !seen?.has(row.id))
-    const show = seen === null ? fresh.slice(0, o.lines) : fresh
-    for (const row of show.reverse()) {
-      ctx.out.line(row, human(row))
-      if (o.count !== undefined && ++printed >= o.count) return
+  const stop = new AbortController()
+  const onSigint = () => stop.abort(new Interrupted('interrupted'))
+  process.once('SIGINT', onSigint)
+  try {
+    while (!stop.signal.aborted) {
+      const page = await fetch(stop.signal).catch((err: unknown) => {
+        // The SDK rethrows the abort as it came; anything else is the poll's own failure.
+        throw stop.signal.aborted ? stop.signal.reason : err
+      })
+      const fresh = page.data.filter((row) => !seen?.has(row.id))
+      const show = seen === null ? fresh.slice(0, o.lines) : fresh
+      for (const row of show.reverse()) {
+        ctx.out.line(row, human(row))
+        if (o.count !== undefined && ++printed >= o.count) return
+      }
+      // Said on stderr so that stdout stays the items alone (and scripts know polling has begun).
+      if (seen === null) process.stderr.write(`following ${o.what}; Ctrl-C to stop\n`)
+      // The current page is all that can reappear: keep only its ids.
+      seen = new Set(page.data.map((row) => row.id))
+      await sleep(o.interval * 1000, stop.signal)
     }
-    // Said on stderr so that stdout stays the items alone (and scripts know polling has begun).
-    if (seen === null) process.stderr.write(`following ${o.what}; Ctrl-C to stop\n`)
-    // The current page is all that can reappear: keep only its ids.
-    seen = new Set(page.data.map((row) => row.id))
-    await sleep(o.interval * 1000)
+    throw stop.signal.reason
+  } finally {
+    process.off('SIGINT', onSigint)
   }
 }
 
@@ -73,8 +94,9 @@ export function tailCommand(program: Command): void {
       action(async (ctx, what: 'emails' | 'events', o: TailOpts) => {
         const scope = ctx.scope(o.project)
         o.what = what
-        if (what === 'emails') await tail(ctx, o, () => scope.emails.list({ limit: 100 }), line(emailColumns))
-        else await tail(ctx, o, () => scope.events.list({ limit: 100 }), line(eventColumns))
+        if (what === 'emails')
+          await tail(ctx, o, (signal) => scope.emails.list({ limit: 100 }, { signal }), line(emailColumns))
+        else await tail(ctx, o, (signal) => scope.events.list({ limit: 100 }, { signal }), line(eventColumns))
       }),
     )
 }
