@@ -1,8 +1,8 @@
-import { encodeError } from '@mailer/bus'
+import { encodeError, rpcRequestId } from '@mailer/bus'
 import { AdminRpcClient, MailerApiError, MailerRpcClient } from '@mailer/client'
 import { AdminRpcRequest, MAILER_RPC_METHODS, MailerError, MailerRpcRequest } from '@mailer/contracts'
 import { useTestEnv } from '@mailer/testing'
-import { connect, type NatsConnection, type Subscription } from 'nats'
+import { connect, headers, type NatsConnection, type Subscription } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 /*
@@ -15,6 +15,8 @@ const te = useTestEnv()
 let nc: NatsConnection
 const subs: Subscription[] = []
 const received: { subject: string; body: unknown }[] = []
+/** Per call: the X-Request-Id header as sent, and the id the services' RPC entry takes from it. */
+const ids: { header: string | null; server: string }[] = []
 const enc = new TextEncoder()
 
 beforeAll(async () => {
@@ -24,6 +26,7 @@ beforeAll(async () => {
       const body = JSON.parse(new TextDecoder().decode(msg.data))
       const subject = msg.subject.slice(te.natsPrefix.length + 1)
       received.push({ subject, body })
+      ids.push({ header: msg.headers?.get('X-Request-Id') || null, server: rpcRequestId(msg) })
       msg.respond(reply(subject, body))
     },
   })
@@ -176,5 +179,42 @@ describe('AdminRpcClient', () => {
       type: 'not_found',
       code: 'project_not_found',
     })
+  })
+})
+
+describe('request ids', () => {
+  it("with `headers` from nats, a call sends X-Request-Id (the caller's, else a fresh req_…) and its error carries it", async () => {
+    const traced = (project: string) => new MailerRpcClient(nc, project, { prefix: te.natsPrefix, headers })
+    const input = { to: 'b@example.com', text: 'x' }
+    const mine = await traced('off')
+      .send(input, { requestId: 'req_mine-1' })
+      .catch((e: unknown) => e)
+    expect(mine).toBeInstanceOf(MailerApiError)
+    expect(mine).toMatchObject({ code: 'rpc_disabled', status: 403, requestId: 'req_mine-1' })
+    // The services log the call under the same id (rpcRequestId is their RPC entry's reading).
+    expect(ids.at(-1)).toEqual({ header: 'req_mine-1', server: 'req_mine-1' })
+
+    const fresh = (await traced('acme')
+      .cancel('email_1')
+      .catch((e: unknown) => e)) as MailerApiError
+    expect(fresh.requestId).toMatch(/^req_[0-9a-f]{32}$/)
+    expect(ids.at(-1)).toEqual({ header: fresh.requestId, server: fresh.requestId })
+    const again = (await traced('acme')
+      .cancel('email_1')
+      .catch((e: unknown) => e)) as MailerApiError
+    expect(again.requestId).not.toBe(fresh.requestId)
+
+    const admin = new AdminRpcClient(nc, { prefix: te.natsPrefix, headers })
+    await expect(
+      admin.call('auth.projects.get', { params: { slug: 'missing' } }, { requestId: 'adm-7' }),
+    ).rejects.toMatchObject({ code: 'project_not_found', requestId: 'adm-7' })
+    expect(ids.at(-1)?.header).toBe('adm-7')
+
+    // Without `headers` nothing is sent: the service makes its own id, which the client cannot know.
+    const bare = (await rpc('off')
+      .send(input)
+      .catch((e: unknown) => e)) as MailerApiError
+    expect(bare.requestId).toBeUndefined()
+    expect(ids.at(-1)?.header).toBeNull()
   })
 })

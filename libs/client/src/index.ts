@@ -10,7 +10,9 @@ export {
   decodeRpcReply,
   decodeServiceError,
   MailerRpcClient,
+  type NatsHeaders,
   type NatsRequester,
+  type RpcCallOptions,
   type RpcOptions,
   SERVICE_ERROR_PREFIX,
 } from './rpc.js'

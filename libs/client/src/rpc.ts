@@ -15,7 +15,16 @@ import type {
  * `@nats-io/transport-node` 3.x both fit, so the client does not depend on either.
  */
 export interface NatsRequester {
-  request(subject: string, payload?: Uint8Array, opts?: { timeout?: number }): Promise<{ data: Uint8Array }>
+  request(
+    subject: string,
+    payload?: Uint8Array,
+    opts?: { timeout?: number; headers?: NatsHeaders },
+  ): Promise<{ data: Uint8Array }>
+}
+
+/** What `headers()` of `nats` (or `@nats-io/transport-node`) makes: NATS message headers. */
+export interface NatsHeaders {
+  set(key: string, value: string): void
 }
 
 export interface RpcOptions {
@@ -23,6 +32,19 @@ export interface RpcOptions {
   prefix?: string
   /** How long to wait for a reply; then the NATS timeout error is thrown as it is. Default 10 s. */
   timeoutMs?: number
+  /**
+   * `headers` from `nats` (or `@nats-io/transport-node`). With it every call sends an
+   * `X-Request-Id` header (the call's `requestId`, else a fresh `req_…`), which the services
+   * log and quote in a 500 `internal`, and an error thrown for the call carries it as
+   * `requestId`. Without it no header is sent (the client does not depend on a NATS library).
+   */
+  headers?: () => NatsHeaders
+}
+
+/** Per call. */
+export interface RpcCallOptions {
+  /** Your own request id, sent as `X-Request-Id` (needs `RpcOptions.headers`). */
+  requestId?: string
 }
 
 export const SERVICE_ERROR_PREFIX = 'SERVICE_ERROR:'
@@ -66,22 +88,46 @@ export function decodeRpcReply(data: Uint8Array): unknown {
   return text === '' ? undefined : JSON.parse(text)
 }
 
+/**
+ * A MailerApiError decoded from a reply does not say which call it answered: the reply has
+ * nothing but the error JSON. The request id the client sent does, as on REST.
+ */
+function tagged(err: unknown, requestId: string | undefined): unknown {
+  if (requestId === undefined || !(err instanceof MailerApiError)) return err
+  return new MailerApiError({ ...err.toJSON(), requestId })
+}
+
 async function request(
   nc: NatsRequester,
   subject: string,
   payload: unknown,
-  timeout: number,
+  opts: RpcOptions & { timeout: number },
+  call: RpcCallOptions = {},
 ): Promise<unknown> {
+  let requestId: string | undefined
+  let headers: NatsHeaders | undefined
+  if (opts.headers) {
+    requestId = call.requestId ?? `req_${crypto.randomUUID().replaceAll('-', '')}`
+    headers = opts.headers()
+    headers.set('X-Request-Id', requestId)
+  }
   let reply: { data: Uint8Array }
   try {
-    reply = await nc.request(subject, enc.encode(JSON.stringify(payload)), { timeout })
+    reply = await nc.request(subject, enc.encode(JSON.stringify(payload)), {
+      timeout: opts.timeout,
+      ...(headers ? { headers } : {}),
+    })
   } catch (err) {
     // A transport that throws service errors (rather than replying with them) still decodes;
     // anything else (timeout, no responders) reaches the caller unchanged.
     const decoded = err instanceof Error ? decodeServiceError(err.message) : null
-    throw decoded ?? err
+    throw tagged(decoded ?? err, requestId)
   }
-  return decodeRpcReply(reply.data)
+  try {
+    return decodeRpcReply(reply.data)
+  } catch (err) {
+    throw tagged(err, requestId)
+  }
 }
 
 const subjectOf = (prefix: string | undefined, name: string) => (prefix ? `${prefix}.${name}` : name)
@@ -108,33 +154,34 @@ export class MailerRpcClient {
     this.timeout = opts.timeoutMs ?? 10_000
   }
 
-  private call<T>(method: string, args: unknown[]): Promise<T> {
+  private call<T>(method: string, args: unknown[], call?: RpcCallOptions): Promise<T> {
     const subject = subjectOf(this.opts.prefix, `rpc.mailer.${method}`)
-    return request(this.nc, subject, { project: this.project, args }, this.timeout) as Promise<T>
+    const payload = { project: this.project, args }
+    return request(this.nc, subject, payload, { ...this.opts, timeout: this.timeout }, call) as Promise<T>
   }
 
   /** `opts.idempotencyKey` is copied into `input.idempotencyKey` and wins over it. */
-  send(input: SendEmailInput, opts: { idempotencyKey?: string } = {}): Promise<SendResult> {
+  send(input: SendEmailInput, opts: { idempotencyKey?: string } & RpcCallOptions = {}): Promise<SendResult> {
     const body = opts.idempotencyKey === undefined ? input : { ...input, idempotencyKey: opts.idempotencyKey }
-    return this.call('send', [body])
+    return this.call('send', [body], opts)
   }
 
   /** Up to 100 inputs: `{ data }`, one result or `{ error }` per input, in input order. */
-  sendBatch(inputs: SendEmailInput[]): Promise<BatchResponse> {
-    return this.call('sendBatch', [inputs])
+  sendBatch(inputs: SendEmailInput[], opts?: RpcCallOptions): Promise<BatchResponse> {
+    return this.call('sendBatch', [inputs], opts)
   }
 
   /** The email, or null when the project has none with that id. */
-  get(emailId: string): Promise<Email | null> {
-    return this.call('get', [emailId])
+  get(emailId: string, opts?: RpcCallOptions): Promise<Email | null> {
+    return this.call('get', [emailId], opts)
   }
 
-  list(query?: ListEmailsQuery): Promise<Page<EmailSummary>> {
-    return this.call('list', query === undefined ? [] : [query])
+  list(query?: ListEmailsQuery, opts?: RpcCallOptions): Promise<Page<EmailSummary>> {
+    return this.call('list', query === undefined ? [] : [query], opts)
   }
 
-  cancel(emailId: string): Promise<CanceledEmail> {
-    return this.call('cancel', [emailId])
+  cancel(emailId: string, opts?: RpcCallOptions): Promise<CanceledEmail> {
+    return this.call('cancel', [emailId], opts)
   }
 }
 
@@ -164,13 +211,9 @@ export class AdminRpcClient {
     this.timeout = opts.timeoutMs ?? 10_000
   }
 
-  call<T = unknown>(operation: string, req: AdminRpcRequest = {}): Promise<T> {
+  call<T = unknown>(operation: string, req: AdminRpcRequest = {}, opts?: RpcCallOptions): Promise<T> {
     if (!operation) throw new TypeError('an operation is required')
-    return request(
-      this.nc,
-      subjectOf(this.opts.prefix, `rpc.admin.${operation}`),
-      req,
-      this.timeout,
-    ) as Promise<T>
+    const subject = subjectOf(this.opts.prefix, `rpc.admin.${operation}`)
+    return request(this.nc, subject, req, { ...this.opts, timeout: this.timeout }, opts) as Promise<T>
   }
 }
