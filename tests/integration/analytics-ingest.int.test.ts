@@ -1,5 +1,5 @@
 import { useTestEnv, waitFor } from '@mailer/testing'
-import { connect, type JetStreamClient, type NatsConnection } from 'nats'
+import type { JetStreamClient, NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   analyticsDrained,
@@ -9,15 +9,16 @@ import {
   ev,
   publishEvent,
   publishEventGroup,
+  startAnalytics,
 } from '../support/analytics-events.js'
 import { sql as sqlIn } from '../support/db.js'
-import { api, createProject } from '../support/http.js'
+import { createProject } from '../support/http.js'
 import { Stack } from '../support/stack.js'
 
 /** Ingestion under stress: a poisoned event in a batch, and a burst written in batches. */
 const te = useTestEnv()
 const stack = new Stack(te)
-let client: ReturnType<typeof api>
+let client: Awaited<ReturnType<typeof startAnalytics>>['client']
 let nc: NatsConnection
 let js: JetStreamClient
 const today = new Date(Date.now() - 60_000)
@@ -26,10 +27,7 @@ const publish = (projectId: string, e: Ev) => publishEvent(te, js, projectId, e)
 const drained = () => analyticsDrained(te, nc)
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway', 'analytics'])
-  client = api(stack.gatewayUrl)
-  nc = await connect({ servers: te.natsUrl })
-  js = nc.jetstream()
+  ;({ client, nc, js } = await startAnalytics(te, stack))
 })
 afterAll(async () => {
   await nc?.close()

@@ -1,26 +1,23 @@
 import { useTestEnv, waitFor } from '@mailer/testing'
-import { connect, type JetStreamClient, type NatsConnection } from 'nats'
+import type { JetStreamClient, NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { analyticsDrained, ev, publishEvent } from '../support/analytics-events.js'
+import { analyticsDrained, ev, publishEvent, startAnalytics } from '../support/analytics-events.js'
 import { sql as sqlIn } from '../support/db.js'
-import { api, createProject } from '../support/http.js'
+import { createProject } from '../support/http.js'
 import { Stack } from '../support/stack.js'
 
 // What the analytics tables keep: the per-day dimensions (one row per tag value and day, so a
 // tag per order or user makes one per email) only as long as a report can read them.
 const te = useTestEnv()
 const stack = new Stack(te)
-let client: ReturnType<typeof api>
+let client: Awaited<ReturnType<typeof startAnalytics>>['client']
 let nc: NatsConnection
 let js: JetStreamClient
 const DAY = 86_400_000
 const sql = (text: string, params: unknown[] = []) => sqlIn(te, text, params)
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway', 'analytics'], { ANALYTICS_PRUNE_INTERVAL_SECONDS: '10' })
-  client = api(stack.gatewayUrl)
-  nc = await connect({ servers: te.natsUrl })
-  js = nc.jetstream()
+  ;({ client, nc, js } = await startAnalytics(te, stack, { ANALYTICS_PRUNE_INTERVAL_SECONDS: '10' }))
 })
 afterAll(async () => {
   await nc?.close()

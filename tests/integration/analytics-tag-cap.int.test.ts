@@ -1,9 +1,9 @@
 import { useTestEnv } from '@mailer/testing'
-import { connect, type JetStreamClient, type NatsConnection } from 'nats'
+import type { JetStreamClient, NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { analyticsDrained, counts, ev, publishEvent } from '../support/analytics-events.js'
+import { analyticsDrained, counts, ev, publishEvent, startAnalytics } from '../support/analytics-events.js'
 import { sql as sqlIn } from '../support/db.js'
-import { api, createProject } from '../support/http.js'
+import { createProject } from '../support/http.js'
 import { Stack } from '../support/stack.js'
 
 // A tag per order or user (as Resend and Postmark users send) made one `analytics_dimensions` row
@@ -11,7 +11,7 @@ import { Stack } from '../support/stack.js'
 // pooled under one `(other)` row that reports leave out.
 const te = useTestEnv()
 const stack = new Stack(te)
-let client: ReturnType<typeof api>
+let client: Awaited<ReturnType<typeof startAnalytics>>['client']
 let nc: NatsConnection
 let js: JetStreamClient
 const MAX = 20
@@ -20,10 +20,7 @@ const today = new Date(Date.now() - 60_000)
 const sql = (text: string, params: unknown[] = []) => sqlIn(te, text, params)
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway', 'analytics'], { ANALYTICS_MAX_DIMENSION_VALUES: String(MAX) })
-  client = api(stack.gatewayUrl)
-  nc = await connect({ servers: te.natsUrl })
-  js = nc.jetstream()
+  ;({ client, nc, js } = await startAnalytics(te, stack, { ANALYTICS_MAX_DIMENSION_VALUES: String(MAX) }))
 })
 afterAll(async () => {
   await nc?.close()

@@ -1,6 +1,8 @@
 import type { TestEnv } from '@mailer/testing'
 import { waitFor } from '@mailer/testing'
-import type { JetStreamClient, NatsConnection } from 'nats'
+import { connect, type JetStreamClient, type NatsConnection } from 'nats'
+import { api } from './http.js'
+import type { Stack } from './stack.js'
 
 /** Builders for analytics tests: events as the pipeline publishes them, and count maps. */
 let seq = 0
@@ -80,4 +82,15 @@ export async function analyticsDrained(te: TestEnv, nc: NatsConnection): Promise
     },
     { timeoutMs: 15_000, what: 'the analytics consumer to catch up' },
   )
+}
+
+/**
+ * The services analytics tests run (auth and the gateway for projects and the routes, analytics
+ * consuming the EVENTS stream), with `overrides` for analytics' settings, and a NATS connection
+ * to publish events as the pipeline does.
+ */
+export async function startAnalytics(te: TestEnv, stack: Stack, overrides: Record<string, string> = {}) {
+  await stack.startAll(['auth', 'gateway', 'analytics'], overrides)
+  const nc: NatsConnection = await connect({ servers: te.natsUrl })
+  return { client: api(stack.gatewayUrl), nc, js: nc.jetstream() }
 }
