@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PrivateNats } from '../support/infra.js'
-import type { ServiceName } from '../support/stack.js'
+import { ALL_SERVICES, type ServiceName } from '../support/stack.js'
 import { TlsNats } from '../support/tls-nats.js'
 
 /**
@@ -39,15 +39,7 @@ function run(
   )
 }
 
-const SERVICES: ServiceName[] = [
-  'gateway',
-  'auth',
-  'email',
-  'dispatcher',
-  'webhook',
-  'broadcast',
-  'analytics',
-]
+const SERVICES = ALL_SERVICES
 
 describe('configuration errors at start', () => {
   it.each(SERVICES)('%s: a bad value exits 78 naming the variable', async (name) => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
 import { api } from '../support/http.js'
 import { TestRelay } from '../support/smtp-relay.js'
-import { type ServiceName, Stack } from '../support/stack.js'
+import { ALL_SERVICES, type ServiceName, Stack } from '../support/stack.js'
 import { Receiver } from '../support/webhooks.js'
 
 /**
@@ -13,15 +13,7 @@ import { Receiver } from '../support/webhooks.js'
  * alerts query exists in some service's registry, and the pipeline's counters move when an email
  * is sent.
  */
-const SERVICES: ServiceName[] = [
-  'auth',
-  'email',
-  'dispatcher',
-  'webhook',
-  'broadcast',
-  'analytics',
-  'gateway',
-]
+const SERVICES = ALL_SERVICES
 const used: string[] = JSON.parse(
   readFileSync(join(import.meta.dirname, '../../deploy/grafana/metrics-used.json'), 'utf8'),
 )

@@ -1,7 +1,7 @@
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { api } from '../support/http.js'
-import { ADMIN_KEY, type ServiceName, Stack } from '../support/stack.js'
+import { ADMIN_KEY, ALL_SERVICES, Stack } from '../support/stack.js'
 import { TlsNats } from '../support/tls-nats.js'
 
 /**
@@ -13,15 +13,7 @@ const te = useTestEnv()
 let nats: TlsNats
 let stack: Stack | undefined
 
-const SERVICES: ServiceName[] = [
-  'auth',
-  'email',
-  'dispatcher',
-  'webhook',
-  'broadcast',
-  'analytics',
-  'gateway',
-]
+const SERVICES = ALL_SERVICES
 
 beforeAll(async () => {
   nats = await TlsNats.start()

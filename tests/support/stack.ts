@@ -1,7 +1,17 @@
 import type { TestEnv } from '@mailer/testing'
 import { settleWithin } from './infra.js'
 
-export type ServiceName = 'gateway' | 'auth' | 'email' | 'dispatcher' | 'webhook' | 'broadcast' | 'analytics'
+/** Every service, in the order a whole stack starts them (the gateway last, once what it calls runs). */
+export const ALL_SERVICES = [
+  'auth',
+  'email',
+  'dispatcher',
+  'webhook',
+  'broadcast',
+  'analytics',
+  'gateway',
+] as const
+export type ServiceName = (typeof ALL_SERVICES)[number]
 
 interface Handle {
   stop(): Promise<void>
@@ -48,7 +58,7 @@ export class Stack {
     this.running.set(name, handle)
   }
 
-  async startAll(names: ServiceName[], overrides: Record<string, string> = {}): Promise<void> {
+  async startAll(names: readonly ServiceName[], overrides: Record<string, string> = {}): Promise<void> {
     // Back-end services first so the gateway finds responders at once.
     const order = [...names].sort((a, b) => (a === 'gateway' ? 1 : 0) - (b === 'gateway' ? 1 : 0))
     for (const n of order) await this.start(n, overrides)
