@@ -7,7 +7,10 @@ import { type LoadResult, load } from './load.js'
 import { type BenchProject, sendInput } from './setup.js'
 import { ROOT, until } from './stack.js'
 
-export const LEVELS = [8, 32, 128] as const
+/** Concurrency levels of the accept and baseline phases; `BENCH_LEVELS=8` measures one alone. */
+export const LEVELS: readonly number[] = process.env.BENCH_LEVELS
+  ? process.env.BENCH_LEVELS.split(',').map(Number)
+  : [8, 32, 128]
 const WARMUP_SECONDS = 2
 
 export interface AcceptRow extends LoadResult {

@@ -142,7 +142,9 @@ try {
   }
   if (PHASES.has('batch')) {
     log(`batch (load ${load1()})`)
-    report.batch = await phase('batch', () => batchPhase(gatewayUrl, acceptP, SECONDS, meterFor()))
+    report.batch = await phase('batch', () =>
+      batchPhase(gatewayUrl, acceptP, SECONDS, meterFor(), Number(process.env.BENCH_BATCH_CONNECTIONS ?? 8)),
+    )
   }
 
   // The accept phases left a backlog no dispatcher was reading: drop it so the flow phases
