@@ -84,4 +84,45 @@ describe('analytics dimension cap', () => {
     const o = await client.get('/v1/analytics?range=7d', other.live)
     expect(o.body.topTags).toEqual([{ value: 'order:o1', count: 1 }])
   }, 60_000)
+
+  it('leaves the overflow row out of topBouncedDomains and of the all-projects view', async () => {
+    const p = await createProject(client, 'domaincap')
+    // A bounce at a domain of its own per email: past the cap, the rest pool under `(other)`.
+    const BOUNCES = MAX + 10
+    await Promise.all(
+      Array.from({ length: BOUNCES }, (_, n) =>
+        publishEvent(
+          te,
+          js,
+          p.project.id,
+          ev('email.bounced', `email_dom${n}`, `r@d${n}.example`, today, {
+            bounce: { type: 'hard', reason: '550' },
+          }),
+        ),
+      ),
+    )
+    await analyticsDrained(te, nc)
+    const rows = await sql(
+      `SELECT value FROM analytics_dimensions WHERE project_id = $1 AND kind = 'bounced_domain'`,
+      [p.project.id],
+    )
+    expect(rows.map((r) => r.value)).toContain('(other)')
+
+    for (const [path, key] of [
+      ['/v1/analytics?range=7d', p.live],
+      ['/v1/admin/analytics?range=7d&project=domaincap', client.admin],
+      ['/v1/admin/analytics?range=7d', client.admin],
+      ['/v1/admin/analytics?range=7d&interval=hour', client.admin],
+    ] as const) {
+      const r = await client.get(path, key)
+      expect(r.status, path).toBe(200)
+      expect(r.body.topBouncedDomains, path).toHaveLength(10)
+      for (const t of r.body.topBouncedDomains)
+        expect(t, path).toEqual({ value: expect.stringMatching(/^d\d+\.example$/), count: 1 })
+      expect(
+        r.body.topTags.map((t: { value: string }) => t.value),
+        path,
+      ).not.toContain('(other)')
+    }
+  }, 60_000)
 })
