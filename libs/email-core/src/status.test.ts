@@ -12,6 +12,7 @@ describe('deriveEmailStatus', () => {
     expect(deriveEmailStatus(['delivered', 'queued'])).toBe('sent')
     expect(deriveEmailStatus(['sent', 'sent'])).toBe('sent')
     expect(deriveEmailStatus(['queued', 'queued'])).toBe('queued')
+    expect(deriveEmailStatus(['canceled', 'canceled'])).toBe('canceled')
   })
 })
 
@@ -22,5 +23,6 @@ describe('advanceRecipient', () => {
     expect(advanceRecipient('delivered', 'complained')).toBe('complained')
     expect(advanceRecipient('queued', 'deferred')).toBe('deferred')
     expect(advanceRecipient('failed', 'rejected')).toBe('rejected')
+    expect(advanceRecipient('canceled', 'complained')).toBe('canceled')
   })
 })

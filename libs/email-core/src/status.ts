@@ -17,6 +17,8 @@ export type RecipientStatus =
   | 'rejected'
   | 'bounced'
   | 'complained'
+  /** Its email was canceled before it left (every recipient of that email, never another). */
+  | 'canceled'
 
 const RANK: Record<RecipientStatus, number> = {
   queued: 0,
@@ -27,6 +29,9 @@ const RANK: Record<RecipientStatus, number> = {
   rejected: 3,
   bounced: 4,
   complained: 5,
+  // Outside the contract's ranking: never sent, so no answer can follow it (a canceled email is
+  // never claimed again); above every other status, so nothing moves it.
+  canceled: 6,
 }
 
 /** The recipient's next status: `next` unless that would move it down the ranking. */
@@ -38,12 +43,14 @@ export function advanceRecipient(current: RecipientStatus, next: RecipientStatus
 export const isTerminalRecipient = (s: RecipientStatus): boolean => RANK[s] >= 2
 
 /**
- * any complained → complained, else any bounced → bounced, any rejected → rejected, any failed →
- * failed, all delivered → delivered, any deferred → deferred, otherwise (some delivered, some
- * still on their way) → sent; all still queued → queued.
+ * any canceled → canceled (the whole email was), else any complained → complained, else any
+ * bounced → bounced, any rejected → rejected, any failed → failed, all delivered → delivered, any
+ * deferred → deferred, otherwise (some delivered, some still on their way) → sent; all still
+ * queued → queued.
  */
 export function deriveEmailStatus(recipients: RecipientStatus[]): EmailStatus {
   const has = (s: RecipientStatus) => recipients.includes(s)
+  if (has('canceled')) return 'canceled'
   if (has('complained')) return 'complained'
   if (has('bounced')) return 'bounced'
   if (has('rejected')) return 'rejected'

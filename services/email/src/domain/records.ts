@@ -56,16 +56,21 @@ export function toEmailRecord(e: Email, recipients: EmailRecipient[], events: Em
   )
   return {
     ...toSummaryRecord(e),
-    recipients: sorted.map((r) => ({
-      address: r.address,
-      kind: r.kind as 'to' | 'cc' | 'bcc',
-      status: r.status,
-      smtpStatus: r.smtpStatus,
-      smtpResponse: r.smtpResponse,
-      deliveryMs: r.deliveryMs,
-      bounceType: r.bounceType,
-      lastEventAt: iso(r.lastEventAt),
-    })),
+    recipients: sorted.map((r) => {
+      // Emails canceled by an earlier release (or by one of its pods during an upgrade's rollout)
+      // left their recipients waiting; they read as a cancel leaves them now (EmailStore.cancel).
+      const leftWaiting = e.status === 'canceled' && (r.status === 'queued' || r.status === 'deferred')
+      return {
+        address: r.address,
+        kind: r.kind as 'to' | 'cc' | 'bcc',
+        status: leftWaiting ? 'canceled' : r.status,
+        smtpStatus: r.smtpStatus,
+        smtpResponse: r.smtpResponse,
+        deliveryMs: r.deliveryMs,
+        bounceType: r.bounceType,
+        lastEventAt: iso(leftWaiting ? (e.canceledAt ?? r.lastEventAt) : r.lastEventAt),
+      }
+    }),
     events: events.map((ev) => {
       const payload = ev.payload as { data?: Record<string, unknown> }
       return {

@@ -94,14 +94,23 @@ export class EmailStore {
    * scheduled or queued (not yet claimed by a dispatcher) → canceled, with `email.canceled`; but
    * not once the relay has given any recipient its final answer: a platform-limit answer puts an
    * email back to `queued` for the recipients still waiting, and "canceled" (never sent) would then
-   * follow `email.delivered` or `email.bounced` of the others.
+   * follow `email.delivered` or `email.bounced` of the others. Its recipients become `canceled`
+   * in the same transaction, only once the email is ours (a dispatcher's claim and outcome wait
+   * for the email row, or took it first and the cancel is refused), so no view shows a canceled
+   * email still waiting to go to someone.
    */
   async cancel(projectId: string, id: string) {
+    const now = new Date()
     return this.transition(projectId, id, {
       from: ['scheduled', 'queued'],
       where: { recipients: { every: { status: { in: [...NOT_STARTED] } } } },
-      data: { status: 'canceled', canceledAt: new Date() },
-      event: { type: 'email.canceled' },
+      data: { status: 'canceled', canceledAt: now },
+      event: { type: 'email.canceled', at: now },
+      also: (tx) =>
+        tx.emailRecipient.updateMany({
+          where: { emailId: id, status: { in: [...NOT_STARTED] } },
+          data: { status: 'canceled', lastEventAt: now },
+        }),
       refusal: 'Only scheduled or queued emails can be canceled',
       refusalInFrom:
         'This email was already delivered to (or bounced by) some of its recipients; it can no longer be canceled',
