@@ -99,8 +99,8 @@ export class AdminClient {
   readonly suppressions = {
     list: (query: SuppressionsQuery = {}, opts?: RequestOptions): Promise<Page<Suppression>> =>
       this.s.call('admin.suppressions.list', undefined, { ...opts, query: { ...query } }),
-    iterate: (query: SuppressionsQuery = {}): AsyncGenerator<Suppression> =>
-      paginate((q) => this.suppressions.list(q), query),
+    iterate: (query: SuppressionsQuery = {}, opts?: RequestOptions): AsyncGenerator<Suppression> =>
+      paginate((q, o) => this.suppressions.list(q, o), query, opts),
     add: (input: AddSuppressionInput, opts?: RequestOptions): Promise<Suppression> =>
       this.s.call('admin.suppressions.add', undefined, { ...opts, body: input }),
     remove: (address: string, opts?: RequestOptions): Promise<RemovedSuppression> =>
@@ -110,8 +110,8 @@ export class AdminClient {
   readonly emails = {
     list: (query: AdminListEmailsQuery = {}, opts?: RequestOptions): Promise<Page<AdminEmailSummary>> =>
       this.s.call('admin.emails.list', undefined, { ...opts, query: { ...query } }),
-    iterate: (query: AdminListEmailsQuery = {}): AsyncGenerator<AdminEmailSummary> =>
-      paginate((q) => this.emails.list(q), query),
+    iterate: (query: AdminListEmailsQuery = {}, opts?: RequestOptions): AsyncGenerator<AdminEmailSummary> =>
+      paginate((q, o) => this.emails.list(q, o), query, opts),
     get: (emailId: string, opts?: RequestOptions): Promise<Email> =>
       this.s.call('admin.emails.get', { id: emailId }, opts),
     content: (emailId: string, opts?: RequestOptions): Promise<EmailContent> =>
@@ -124,8 +124,8 @@ export class AdminClient {
   readonly events = {
     list: (query: AdminEventsQuery = {}, opts?: RequestOptions): Promise<Page<MailerEvent>> =>
       this.s.call('admin.events.list', undefined, { ...opts, query: { ...query } }),
-    iterate: (query: AdminEventsQuery = {}): AsyncGenerator<MailerEvent> =>
-      paginate((q) => this.events.list(q), query),
+    iterate: (query: AdminEventsQuery = {}, opts?: RequestOptions): AsyncGenerator<MailerEvent> =>
+      paginate((q, o) => this.events.list(q, o), query, opts),
   }
 
   readonly analytics = {

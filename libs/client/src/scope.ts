@@ -1,5 +1,5 @@
 import { ENDPOINTS, fillPath, type Operation, pathSegment } from './endpoints.js'
-import type { CallInit, HttpTransport } from './transport.js'
+import type { CallInit, HttpTransport, RequestOptions } from './transport.js'
 
 /**
  * Sends an operation of the endpoint table. With `mirrorSlug`, project operations go to the
@@ -22,15 +22,26 @@ export class Scope {
   }
 }
 
-/** Walks a paginated list, page after page, yielding items newest first. */
+/**
+ * Walks a paginated list, page after page, yielding items newest first. `opts` goes with every
+ * page request, so its `signal` also aborts the one in flight; an abort is checked as well
+ * before each page and each item, so that an iteration stops at once, with the signal's reason
+ * (as every call rejects on abort), and never asks for another page.
+ */
 export async function* paginate<T, Q extends { cursor?: string }>(
-  list: (query: Q) => Promise<{ data: T[]; nextCursor: string | null }>,
+  list: (query: Q, opts?: RequestOptions) => Promise<{ data: T[]; nextCursor: string | null }>,
   query: Q,
+  opts: RequestOptions = {},
 ): AsyncGenerator<T> {
+  const { signal } = opts
   let q = query
   for (;;) {
-    const page = await list(q)
-    yield* page.data
+    signal?.throwIfAborted()
+    const page = await list(q, opts)
+    for (const item of page.data) {
+      signal?.throwIfAborted()
+      yield item
+    }
     if (!page.nextCursor) return
     q = { ...q, cursor: page.nextCursor }
   }

@@ -61,9 +61,9 @@ export class Emails {
     return this.s.call('emails.list', undefined, { ...opts, query: { ...query } })
   }
 
-  /** Every email matching `query`, fetching pages as it goes. */
-  iterate(query: ListEmailsQuery = {}): AsyncGenerator<EmailSummary> {
-    return paginate((q) => this.list(q), query)
+  /** Every email matching `query`, fetching pages as it goes; `opts.signal` stops it. */
+  iterate(query: ListEmailsQuery = {}, opts?: RequestOptions): AsyncGenerator<EmailSummary> {
+    return paginate((q, o) => this.list(q, o), query, opts)
   }
 
   get(emailId: string, opts?: RequestOptions): Promise<Email> {

@@ -57,8 +57,8 @@ export class Contacts {
   list(query: ContactsQuery = {}, opts?: RequestOptions): Promise<Page<Contact>> {
     return this.s.call('contacts.list', undefined, { ...opts, query: q(query) })
   }
-  iterate(query: ContactsQuery = {}): AsyncGenerator<Contact> {
-    return paginate((page) => this.list(page), query)
+  iterate(query: ContactsQuery = {}, opts?: RequestOptions): AsyncGenerator<Contact> {
+    return paginate((page, o) => this.list(page, o), query, opts)
   }
   /** Creates, or updates the contact with that email. */
   create(input: CreateContactInput, opts?: RequestOptions): Promise<Contact> {

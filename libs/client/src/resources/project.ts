@@ -75,8 +75,8 @@ export class Events {
     return this.s.call('events.list', undefined, { ...opts, query: { ...query } })
   }
 
-  iterate(query: EventsQuery = {}): AsyncGenerator<MailerEvent> {
-    return paginate((q) => this.list(q), query)
+  iterate(query: EventsQuery = {}, opts?: RequestOptions): AsyncGenerator<MailerEvent> {
+    return paginate((q, o) => this.list(q, o), query, opts)
   }
 }
 
