@@ -256,6 +256,35 @@ describe('bad flags', () => {
     }
   })
 
+  it('a key typed as the command word or as a positional is a usage error that names the position, never the word', async () => {
+    const secret = 'fs_live_TOPSECRET0123456789abcdefghijk'
+    const top = await mailer([secret])
+    expect(top.code).toBe(2)
+    expect(top.stderr).toMatch(/^error: unknown command for 'mailer' \(what was typed is not shown\)\n/)
+    const sub = await mailer(['projects', secret])
+    expect(sub.stderr).toMatch(/^error: unknown command for 'mailer projects' /)
+    const positional = await mailer(['tail', secret])
+    expect(positional.stderr).toMatch(
+      /^error: argument 'what' of 'mailer tail' has an invalid value\. Allowed choices are emails, events\.\n/,
+    )
+    // A typo still gets its hint: the hint names a real command, not what was typed.
+    const typo = await mailer(['projs'])
+    expect(typo.stderr).toMatch(/^error: unknown command for 'mailer' .*\n\(Did you mean projects\?\)/)
+    for (const args of [
+      [secret],
+      ['projects', secret],
+      ['emails', secret, '--project', 'out'],
+      ['tail', secret],
+      ['help', secret],
+      ['send', secret, '--to', 'ana@example.com'],
+      ['projects', 'list', secret],
+    ]) {
+      const r = await mailer(args)
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.stderr + r.stdout, args.join(' ')).not.toContain('TOPSECRET')
+    }
+  })
+
   it('tail --interval 0 (a busy loop against the gateway) and --count 0 are usage errors', async () => {
     for (const flag of ['--interval', '--count']) {
       const r = await mailer(['tail', 'emails', '--project', 'out', flag, '0'])
