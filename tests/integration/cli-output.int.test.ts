@@ -97,6 +97,27 @@ describe('human output', () => {
     expect(err).not.toContain('EPIPE')
     expect(err).not.toMatch(/\n\s+at /)
   })
+
+  it('a closed stderr (2>&1 | head -1) keeps the exit code the command earned, not 1', async () => {
+    const closedStderr = (args: string[], extra: Record<string, string> = {}) =>
+      new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn(process.execPath, [bin, ...args], { env: { ...env(), ...extra } })
+        // A reader that has gone: what the command says on stderr finds the pipe closed.
+        child.stderr.destroy()
+        let stdout = ''
+        child.stdout.on('data', (c: Buffer) => {
+          stdout += c.toString()
+        })
+        child.on('close', (code) => resolve({ code, stdout }))
+      })
+    expect((await closedStderr(['frobnicate'])).code).toBe(2)
+    expect((await closedStderr(['projects', 'list'], { MAILER_ADMIN_KEY: '' })).code).toBe(2)
+    expect((await closedStderr(['projects', 'list', '--url', 'http://127.0.0.1:1'])).code).toBe(3)
+    expect((await closedStderr(['projects', 'get', 'nope'])).code).toBe(1)
+    const listed = await closedStderr(['projects', 'list', '--json'])
+    expect(listed.code).toBe(0)
+    expect(JSON.parse(listed.stdout).data.map((p: { slug: string }) => p.slug)).toContain('out')
+  })
 })
 
 describe('tail and Ctrl-C', () => {

@@ -22,6 +22,10 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code !== 'EPIPE') process.stderr.write(`error: cannot write the output: ${err.message}\n`)
   process.exit(err.code === 'EPIPE' ? EXIT.ok : EXIT.api)
 })
+// stderr is where a failure is told; once its reader has gone (`2>&1 | head -1`, a closed log
+// pipe) it cannot be told, and an unhandled EPIPE there ended every command with 1, a usage error
+// or an unreachable API included. The exit code is then all that says what happened: keep it.
+process.stderr.on('error', () => undefined)
 
 projectCommands(program)
 domainCommands(program)
