@@ -13,6 +13,8 @@ describe('deriveEmailStatus', () => {
     expect(deriveEmailStatus(['sent', 'sent'])).toBe('sent')
     expect(deriveEmailStatus(['queued', 'queued'])).toBe('queued')
     expect(deriveEmailStatus(['canceled', 'canceled'])).toBe('canceled')
+    expect(deriveEmailStatus(['test', 'test'])).toBe('test')
+    expect(deriveEmailStatus(['test', 'delivered'])).toBe('test')
   })
 })
 
@@ -24,5 +26,8 @@ describe('advanceRecipient', () => {
     expect(advanceRecipient('queued', 'deferred')).toBe('deferred')
     expect(advanceRecipient('failed', 'rejected')).toBe('rejected')
     expect(advanceRecipient('canceled', 'complained')).toBe('canceled')
+    // The dev route's fakes move a test email's recipient as they moved it from queued.
+    expect(advanceRecipient('test', 'delivered')).toBe('delivered')
+    expect(advanceRecipient('test', 'sent')).toBe('sent')
   })
 })

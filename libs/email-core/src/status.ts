@@ -19,6 +19,8 @@ export type RecipientStatus =
   | 'complained'
   /** Its email was canceled before it left (every recipient of that email, never another). */
   | 'canceled'
+  /** Its email was sent with a test key: stored, never relayed (every recipient of that email). */
+  | 'test'
 
 const RANK: Record<RecipientStatus, number> = {
   queued: 0,
@@ -32,6 +34,9 @@ const RANK: Record<RecipientStatus, number> = {
   // Outside the contract's ranking: never sent, so no answer can follow it (a canceled email is
   // never claimed again); above every other status, so nothing moves it.
   canceled: 6,
+  // Where `queued` is: the dev route's fakes still move a test email's recipient (its email stays
+  // `test`), as they moved it from `queued` before test recipients had a status of their own.
+  test: 0,
 }
 
 /** The recipient's next status: `next` unless that would move it down the ranking. */
@@ -39,18 +44,20 @@ export function advanceRecipient(current: RecipientStatus, next: RecipientStatus
   return RANK[next] >= RANK[current] ? next : current
 }
 
-/** Final for a recipient: nothing more will be attempted. */
-export const isTerminalRecipient = (s: RecipientStatus): boolean => RANK[s] >= 2
+/** Final for a recipient: nothing more will be attempted (a test email is never attempted). */
+export const isTerminalRecipient = (s: RecipientStatus): boolean => s === 'test' || RANK[s] >= 2
 
 /**
- * any canceled → canceled (the whole email was), else any complained → complained, else any
- * bounced → bounced, any rejected → rejected, any failed → failed, all delivered → delivered, any
- * deferred → deferred, otherwise (some delivered, some still on their way) → sent; all still
- * queued → queued.
+ * any canceled → canceled (the whole email was), any test → test (a test email's status is never
+ * derived, it stays `test`; this keeps a derivation from saying otherwise), else any complained →
+ * complained, else any bounced → bounced, any rejected → rejected, any failed → failed, all
+ * delivered → delivered, any deferred → deferred, otherwise (some delivered, some still on their
+ * way) → sent; all still queued → queued.
  */
 export function deriveEmailStatus(recipients: RecipientStatus[]): EmailStatus {
   const has = (s: RecipientStatus) => recipients.includes(s)
   if (has('canceled')) return 'canceled'
+  if (has('test')) return 'test'
   if (has('complained')) return 'complained'
   if (has('bounced')) return 'bounced'
   if (has('rejected')) return 'rejected'

@@ -46,6 +46,22 @@ export function toSummaryRecord(e: Email): EmailSummaryRecord {
   }
 }
 
+/**
+ * A recipient's status as shown, and when it got it. Rows written by earlier releases (or by one of
+ * their pods during an upgrade's rollout) left some recipients waiting where their email can never
+ * move on; they read as the current release writes them, with no migration over email_recipients:
+ * - a canceled email's recipients still `queued` or `deferred` read `canceled`, as of the cancel
+ *   (EmailStore.cancel);
+ * - a test email's recipients still `queued` read `test`, as of its `email.test` event, which is
+ *   when it was accepted (accept-rows.ts).
+ */
+function shownState(e: Email, r: EmailRecipient): { status: string; at: Date | null } {
+  if (e.status === 'canceled' && (r.status === 'queued' || r.status === 'deferred'))
+    return { status: 'canceled', at: e.canceledAt ?? r.lastEventAt }
+  if (e.status === 'test' && r.status === 'queued') return { status: 'test', at: e.createdAt }
+  return { status: r.status, at: r.lastEventAt }
+}
+
 /** The full record: recipients in the order they were given (to, cc, bcc), events oldest first. */
 export function toEmailRecord(e: Email, recipients: EmailRecipient[], events: EmailEvent[]): EmailRecord {
   const given = [...e.to, ...e.cc, ...e.bcc]
@@ -57,18 +73,16 @@ export function toEmailRecord(e: Email, recipients: EmailRecipient[], events: Em
   return {
     ...toSummaryRecord(e),
     recipients: sorted.map((r) => {
-      // Emails canceled by an earlier release (or by one of its pods during an upgrade's rollout)
-      // left their recipients waiting; they read as a cancel leaves them now (EmailStore.cancel).
-      const leftWaiting = e.status === 'canceled' && (r.status === 'queued' || r.status === 'deferred')
+      const shown = shownState(e, r)
       return {
         address: r.address,
         kind: r.kind as 'to' | 'cc' | 'bcc',
-        status: leftWaiting ? 'canceled' : r.status,
+        status: shown.status,
         smtpStatus: r.smtpStatus,
         smtpResponse: r.smtpResponse,
         deliveryMs: r.deliveryMs,
         bounceType: r.bounceType,
-        lastEventAt: iso(leftWaiting ? (e.canceledAt ?? r.lastEventAt) : r.lastEventAt),
+        lastEventAt: iso(shown.at),
       }
     }),
     events: events.map((ev) => {

@@ -31,9 +31,10 @@ export interface RowContext {
  */
 export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
   const emailRows = emails.map((e) => emailRow(ctx, e))
-  const recipients = emails.flatMap((e) =>
-    e.send.recipients.map((r) => ({ email_id: e.id, address: r.address, kind: r.kind })),
-  )
+  const recipients = emails.flatMap((e) => {
+    const state = recipientState(e, ctx.now)
+    return e.send.recipients.map((r) => ({ email_id: e.id, address: r.address, kind: r.kind, ...state }))
+  })
   const contents = emails.map((e) => contentRow(ctx, e))
   const events: Array<Record<string, unknown>> = []
   const outbox: Array<{ email_id: string; subject: string; msg_id: string; payload: unknown }> = []
@@ -85,6 +86,16 @@ function emailRow(ctx: RowContext, e: NewEmail) {
     queued_at: e.status === 'queued' ? ctx.now.toISOString() : null,
     scheduled_at: s.scheduledAt?.toISOString() ?? null,
   }
+}
+
+/**
+ * What each recipient starts as: waiting for the dispatcher (`queued`, a scheduled email's too:
+ * it is queued when due), or, for a test email, `test` as of its `email.test` event, since it is
+ * never relayed and nothing will ever move it on (docs/api.md "Recipient statuses").
+ */
+function recipientState(e: NewEmail, now: Date) {
+  if (e.status === 'test') return { status: 'test', last_event_at: now.toISOString() }
+  return { status: 'queued' }
 }
 
 /** Content is kept CONTENT_RETENTION_DAYS past acceptance, or past the scheduled time if later. */

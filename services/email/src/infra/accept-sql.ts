@@ -21,7 +21,8 @@ WITH x AS (
     request_hash text, broadcast_id text, contact_id text,
     created_at timestamptz, queued_at timestamptz, scheduled_at timestamptz, grp int)
 ), rx AS (
-  SELECT * FROM jsonb_to_recordset($2::jsonb) AS rx(email_id text, address text, kind text)
+  SELECT * FROM jsonb_to_recordset($2::jsonb) AS rx(email_id text, address text, kind text, status text,
+    last_event_at timestamptz)
 ), sx AS (
   SELECT rx.email_id, rx.address
   FROM rx JOIN x ON x.id = rx.email_id AND x.mode = 'live' JOIN suppressions s ON s.address = rx.address
@@ -37,8 +38,8 @@ WITH x AS (
   ON CONFLICT DO NOTHING
   RETURNING id
 ), r AS (
-  INSERT INTO email_recipients (email_id, address, kind)
-  SELECT rx.email_id, rx.address, rx.kind FROM rx JOIN e ON e.id = rx.email_id
+  INSERT INTO email_recipients (email_id, address, kind, status, last_event_at)
+  SELECT rx.email_id, rx.address, rx.kind, rx.status, rx.last_event_at FROM rx JOIN e ON e.id = rx.email_id
 ), c AS (
   INSERT INTO email_contents (email_id, html, text, headers, attachments, expires_at)
   SELECT c.email_id, c.html, c.text, c.headers, c.attachments, c.expires_at
