@@ -169,6 +169,11 @@ describe('claims', () => {
       ['email.failed', 'retries_exhausted'],
     ])
     expect(relay.deliveryCounts().get(`${id} tenth@example.com`)).toBeUndefined()
+    // Never attempted, yet not left queued behind an email that will never move on.
+    const recipients = await seed.sql(`SELECT address, status FROM email_recipients WHERE email_id = $1`, [
+      id,
+    ])
+    expect(recipients).toEqual([{ address: 'tenth@example.com', status: 'failed' }])
   })
 
   it('a dispatcher stopping mid-group finishes what it started and leaves the rest to the next one', async () => {
