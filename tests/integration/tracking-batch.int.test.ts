@@ -1,37 +1,53 @@
-import { newId } from '@mailer/contracts'
+import { EventsOnStream, newId } from '@mailer/contracts'
 import { useTestEnv, waitFor } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { analyticsDrained } from '../support/analytics-events.js'
 import { sql } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
 import { api } from '../support/http.js'
 import { Stack } from '../support/stack.js'
-import { streamEvents } from '../support/streams.js'
-import { metricValue } from '../support/webhooks.js'
+import { streamEvents, streamMessages } from '../support/streams.js'
+import { metricValue, Receiver } from '../support/webhooks.js'
 
 // A backlog of opens and clicks (a large broadcast's opens, or what piled up on the TRACKING
 // stream while no email replica ran) is recorded in groups, one transaction per group instead of
 // one per hit, with every hit still recorded once: repeats, redeliveries and hits for deleted
-// emails add nothing, and a hit that cannot be written does not hold up the others.
+// emails add nothing, and a hit that cannot be written does not hold up the others. A group's
+// events are announced together, in group messages, and webhooks and analytics hear each once.
 const te = useTestEnv()
 const stack = new Stack(te)
 let client: ReturnType<typeof api>
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let nc: NatsConnection
+let receiver: Receiver
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
+  receiver = await Receiver.start()
+  await stack.startAll(['auth', 'email', 'gateway', 'webhook', 'analytics'], {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+  })
   client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
+  const hook = await client.post('/v1/webhooks', acme.live, {
+    url: receiver.url(),
+    events: ['email.opened', 'email.clicked'],
+  })
+  expect(hook.status).toBe(201)
+  // The hits are an hour old (a backlog), and a webhook hears no event from before it was made: as
+  // if made the day before. Nothing of the project has reached the fan-out, which reads it on demand.
+  await sql(te, `UPDATE webhooks SET created_at = now() - interval '1 day' WHERE id = $1`, [hook.body.id])
   nc = await connect({ servers: te.natsUrl })
 })
 afterAll(async () => {
   await nc?.close()
   await stack.stopAll()
+  await receiver?.close()
 })
 
 const EMAILS = 50
-const T0 = Date.parse('2026-01-05T10:00:00.000Z')
+// An hour ago, to the second: within the analytics' range.
+const T0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000
 const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString()
 const hitId = () => newId('event')
 
@@ -155,6 +171,32 @@ describe('a backlog of hits', () => {
     expect(writes).toBeLessThanOrEqual(published / 10)
     expect(await metric('tracking_batch_size_sum')).toBe(published - 1)
     expect(await metric('tracking_batch_failures_total')).toBe(0)
+
+    // A group's events went out together (events.group, at most 100 per message): a few
+    // messages, not one per event.
+    const planned = new Set(ids)
+    const carrying = (await streamMessages(te, 'EVENTS')).filter((m) =>
+      EventsOnStream.parse(m.data).some(
+        (e) => /^email\.(opened|clicked)$/.test(e.event.type) && planned.has(String(e.event.data.emailId)),
+      ),
+    )
+    expect(carrying.every((m) => m.subject === 'events.group')).toBe(true)
+    expect(carrying.length).toBeGreaterThan(0)
+    expect(carrying.length).toBeLessThanOrEqual(recorded.length / 5)
+
+    // Webhooks and analytics hear each open and click once.
+    const hooked = () =>
+      receiver.requests
+        .filter((r) => planned.has(r.body?.data?.emailId) && /^email\.(opened|clicked)$/.test(r.body?.type))
+        .map((r) => r.body.id as string)
+    await waitFor(() => hooked().length >= recorded.length, {
+      timeoutMs: 60_000,
+      what: 'a webhook for every open and click',
+    })
+    expect(hooked().sort()).toEqual(recorded.sort())
+    await analyticsDrained(te, nc)
+    const totals = (await client.get('/v1/analytics?range=7d', acme.live)).body.totals
+    expect(totals).toMatchObject({ opened: EMAILS, clicked: 3 * EMAILS })
   }, 180_000)
 
   it('a hit that cannot be written does not hold up the others of its group', async () => {

@@ -1,7 +1,7 @@
 import { OUTBOX_ROWS_JSON, outboxRowsOf } from '@mailer/bus'
 import type { TrackingHit } from '@mailer/contracts'
 import { inTransaction, jsonColumn, type PgPool } from '@mailer/db'
-import { eventMessage, timelineRow } from '@mailer/email-core'
+import { eventGroupsCte, eventMessage, timelineRow } from '@mailer/email-core'
 import type { OutboxRows } from '../app.js'
 import { planHits, type TrackedEmail } from '../domain/tracking-plan.js'
 
@@ -31,8 +31,10 @@ FROM emails WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`
 /**
  * The group's writes in one statement: the emails' columns ($1), the events on the timeline ($2,
  * once per id: a hit recorded before adds nothing) and, for the events actually added, their
- * outbox rows ($3, one message per event, msgID = the event's id, as before grouping). Answers the
- * ids of the events added and the outbox rows to publish after the commit.
+ * group messages ($3, eventGroupsCte: up to 100 events per outbox row, as the accept and the
+ * dispatcher announce theirs; one message per event cost a JetStream publish and ack each, and a
+ * consumer delivery each, while a backlog drained). Answers the ids of the events added and the
+ * outbox rows to publish after the commit.
  */
 const WRITE_SQL = `
 WITH u AS (
@@ -48,13 +50,7 @@ WITH u AS (
     recipient text, payload jsonb, created_at timestamptz)
   ON CONFLICT (id) DO NOTHING
   RETURNING id
-), o AS (
-  INSERT INTO outbox (subject, msg_id, payload)
-  SELECT m.subject, m.msg_id, m.payload
-  FROM jsonb_to_recordset($3::jsonb) AS m(subject text, msg_id text, payload jsonb)
-  JOIN t ON t.id = m.msg_id
-  RETURNING id, subject, msg_id, payload
-)
+), ${eventGroupsCte(3, 't', 'msg_id')}
 SELECT (SELECT coalesce(json_agg(id), '[]'::json) FROM t) AS added, ${OUTBOX_ROWS_JSON} AS outbox`
 
 const trackedEmail = (r: Row): TrackedEmail => {
@@ -76,8 +72,9 @@ const trackedEmail = (r: Row): TrackedEmail => {
 
 /**
  * What recording a hit did: `recorded` added its event (rows: the outbox rows to publish after the
- * commit); `unchanged` added nothing (a repeat open, a hit recorded before, an email that no
- * longer exists).
+ * commit; a group's messages carry the events of several hits, so they all go with the first hit
+ * recorded and are published once, the others' rows are empty); `unchanged` added nothing (a
+ * repeat open, a hit recorded before, an email that no longer exists).
  */
 export type HitOutcome = { outcome: 'recorded'; rows: OutboxRows } | { outcome: 'unchanged' }
 
@@ -107,7 +104,7 @@ export class TrackingStore {
       if (plan.events.length === 0 && plan.emails.length === 0) return out
       const messages = plan.events.flatMap(({ email, event }) => {
         const m = eventMessage(email, event)
-        return m ? [{ subject: m.subject, msg_id: m.msgId, payload: m.payload }] : []
+        return m ? [{ email_id: email.id, msg_id: m.msgId, payload: m.payload }] : []
       })
       const {
         rows: [written],
@@ -117,12 +114,11 @@ export class TrackingStore {
         JSON.stringify(messages),
       ])
       const added = new Set(jsonColumn<string[]>(written?.added ?? []))
-      // An event's message has the event's id as msgID: that is how a row finds its hit.
-      const rowsOf = new Map(outboxRowsOf(written?.outbox).map((r) => [r.msgId, r]))
+      let groups: OutboxRows = outboxRowsOf(written?.outbox)
       for (const { index, event } of plan.events) {
         if (!added.has(event.id)) continue
-        const row = rowsOf.get(event.id)
-        out[index] = { outcome: 'recorded', rows: row ? [row] : [] }
+        out[index] = { outcome: 'recorded', rows: groups }
+        groups = []
       }
       return out
     })
