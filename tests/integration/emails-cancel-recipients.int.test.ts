@@ -6,6 +6,7 @@ import { claimEmails } from '../../services/dispatcher/src/infra/claim.js'
 import { sql } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
 import { api } from '../support/http.js'
+import { mailerRpc } from '../support/rpc.js'
 import { Stack } from '../support/stack.js'
 
 /*
@@ -37,13 +38,7 @@ const send = (over: Record<string, unknown> = {}) =>
 const get = async (id: string) => (await client.get(`/v1/emails/${id}`, acme.live)).body
 const statuses = (e: any) => e.recipients.map((r: any) => [r.address, r.status])
 
-async function rpc(method: string, ...args: unknown[]): Promise<any> {
-  const body = JSON.stringify({ project: 'acme', args })
-  const m = await nc.request(`${te.natsPrefix}.rpc.mailer.${method}`, new TextEncoder().encode(body), {
-    timeout: 15_000,
-  })
-  return JSON.parse(new TextDecoder().decode(m.data))
-}
+const rpc = (method: string, ...args: unknown[]) => mailerRpc(nc, te.natsPrefix, 'acme', method, ...args)
 
 /** The backend pid of a session that waits for a lock `blocker` holds, once there is one. */
 const waiterOf = (blocker: number) =>

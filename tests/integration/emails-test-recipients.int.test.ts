@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
 import { api } from '../support/http.js'
+import { mailerRpc } from '../support/rpc.js'
 import { Stack } from '../support/stack.js'
 
 /*
@@ -37,13 +38,7 @@ const sendTest = async (over: Record<string, unknown> = {}) => {
 const get = async (id: string, key = acme.test) => (await client.get(`/v1/emails/${id}`, key)).body
 const statuses = (e: any) => e.recipients.map((r: any) => [r.address, r.status])
 
-async function rpc(method: string, ...args: unknown[]): Promise<any> {
-  const body = JSON.stringify({ project: 'acme', args })
-  const m = await nc.request(`${te.natsPrefix}.rpc.mailer.${method}`, new TextEncoder().encode(body), {
-    timeout: 15_000,
-  })
-  return JSON.parse(new TextDecoder().decode(m.data))
-}
+const rpc = (method: string, ...args: unknown[]) => mailerRpc(nc, te.natsPrefix, 'acme', method, ...args)
 
 /** Every other view of one email's recipients agrees with the project route's. */
 async function expectSameEverywhere(id: string, recipients: unknown) {
