@@ -5,6 +5,7 @@ import {
   ensureStream,
   type RunningConsumer,
   type Runtime,
+  redeliveryDelayMs,
 } from '@mailer/bus'
 import { CONSUMERS, EVENT_TYPES, EventsOnStream, STREAMS } from '@mailer/contracts'
 import { pingDb } from '@mailer/db'
@@ -18,10 +19,6 @@ import { Batcher } from '../infra/batcher.js'
 const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES)
 /** Metric label for an event type: one of the contract's types, or `other` (bounded). */
 const typeLabel = (type: string): string => (KNOWN_TYPES.has(type) ? type : 'other')
-
-/** Redelivery delay after a failed batch: 1 s, 2 s, 4 s … capped at 60 s. */
-const retryDelayMs = (msg: JsMsg): number =>
-  Math.min(60_000, 1_000 * 2 ** Math.min(6, Math.max(0, msg.info.redeliveryCount - 1)))
 
 function ingestMetrics(metrics: Metrics) {
   return {
@@ -150,7 +147,7 @@ export async function startIngest(
       m.invalid.inc()
       item.msg.term()
     } else {
-      item.msg.nak(retryDelayMs(item.msg))
+      item.msg.nak(redeliveryDelayMs(item.msg))
     }
   }
 
@@ -188,7 +185,7 @@ export async function startIngest(
           { err, messages: items.length },
           'analytics batch failed, database unreachable; redelivering',
         )
-        for (const { msg } of items) msg.nak(retryDelayMs(msg))
+        for (const { msg } of items) msg.nak(redeliveryDelayMs(msg))
         return
       }
       logger.warn({ err, messages: items.length }, 'analytics batch failed; writing its messages one by one')

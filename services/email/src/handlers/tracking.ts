@@ -1,4 +1,4 @@
-import { consume, ensureConsumer, ensureStream, type RunningConsumer } from '@mailer/bus'
+import { consume, ensureConsumer, ensureStream, type RunningConsumer, redeliveryDelayMs } from '@mailer/bus'
 import { CONSUMERS, STREAMS, TrackingHit } from '@mailer/contracts'
 import { createPgPool, GroupCommit, isDatabaseUnavailable, pingDb } from '@mailer/db'
 import type { Metrics } from '@mailer/observability'
@@ -15,10 +15,6 @@ const MAX_BATCH = 200
 const CONCURRENCY = 2 * MAX_BATCH
 /** A hit that failed on its own, with the database up, this many times is terminated and logged. */
 const MAX_DELIVERIES = 10
-
-/** Redelivery delay after a failure: 1 s, 2 s, 4 s … capped at 60 s. */
-const retryDelayMs = (msg: JsMsg): number =>
-  Math.min(60_000, 1_000 * 2 ** Math.min(6, Math.max(0, msg.info.redeliveryCount - 1)))
 
 /** A hit's write: what it recorded, or `away` when the database was (nothing written, all come back). */
 type Written = HitOutcome | { outcome: 'away' }
@@ -106,7 +102,7 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
       msg.term()
     } else {
       rt.logger.warn(log, 'tracking hit not recorded; redelivering')
-      msg.nak(retryDelayMs(msg))
+      msg.nak(redeliveryDelayMs(msg))
     }
   }
 
@@ -141,7 +137,7 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
       }
       if (written.outcome === 'away') {
         m.failures.inc({ kind: hit.kind })
-        msg.nak(retryDelayMs(msg))
+        msg.nak(redeliveryDelayMs(msg))
         return
       }
       msg.ack()
