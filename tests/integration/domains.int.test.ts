@@ -86,6 +86,32 @@ describe('domain setup with DOMAIN_VERIFICATION=skip (the dev default)', () => {
     ).toEqual([{ n: 2 }])
   })
 
+  it('gives each project that sets up one domain its own DKIM record name', async () => {
+    // Another project's key for shared.test under the selector of every second around this setup:
+    // whenever the setup runs, a time-named selector would land on a name already in use.
+    const now = Math.floor(Date.now() / 1000) * 1000
+    const taken = Array.from({ length: 12 }, (_, i) =>
+      new Date(now + (i - 2) * 1000).toISOString().slice(0, 19).replace(/[-T:]/g, ''),
+    ).map((t) => `mailer${t}`)
+    for (const selector of taken)
+      await sql(
+        `INSERT INTO domains (id, project_id, name, verification, dkim_selector, dkim_private_key, dkim_public_key)
+         VALUES ($1, $2, 'shared.test', 'verified', $3, 'x', 'x')`,
+        [`dom_${selector}`, `proj_other_${selector}`, selector],
+      )
+    const mine = await setup('acme', 'shared.test')
+    expect(mine.status).toBe(200)
+    const name = mine.body.records[0].name
+    expect(name).toMatch(/^mailer\d{14}(-\d+)?\._domainkey\.shared\.test$/)
+    expect(taken.map((s) => `${s}._domainkey.shared.test`)).not.toContain(name)
+
+    // Projects setting one domain up at the same moment each get a name of their own too.
+    const together = await Promise.all([setup('acme', 'together.test'), setup('beta', 'together.test')])
+    const names = together.map((r) => r.body.records[0].name)
+    expect(new Set(names).size).toBe(2)
+    await sql("DELETE FROM domains WHERE name IN ('shared.test', 'together.test')")
+  })
+
   it('rejects a name that is not a domain with 400 invalid_body (param domain)', async () => {
     for (const bad of [
       'localhost',

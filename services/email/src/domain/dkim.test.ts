@@ -27,6 +27,15 @@ describe('DKIM keys', () => {
     )
     expect(dkimRecordValue('QUJD')).toBe('v=DKIM1; k=rsa; p=QUJD')
   })
+
+  it('never picks a selector already used for the domain', () => {
+    const at = new Date('2026-03-04T05:06:07.890Z')
+    expect(dkimSelector(at, new Set(['mailer20260304050607']))).toBe('mailer20260304050607-2')
+    expect(dkimSelector(at, new Set(['mailer20260304050607', 'mailer20260304050607-2']))).toBe(
+      'mailer20260304050607-3',
+    )
+    expect(dkimSelector(at, new Set(['mailer20260304050606']))).toBe('mailer20260304050607')
+  })
 })
 
 describe('DKIM TXT matching', () => {

@@ -26,11 +26,17 @@ export async function generateDkimKey(): Promise<DkimKey> {
 }
 
 /**
- * `mailer` + the UTC time to the second. Dated rather than fixed so that two projects sending
- * for the same domain, or a later key rotation, never compete for one `_domainkey` name.
+ * `mailer` + the UTC time to the second, then `-2`, `-3`, ... while that is among `taken` (the
+ * selectors other projects already use for the same domain name). Dated rather than fixed, and
+ * never one in use, so that two projects sending for the same domain (set up in the same second,
+ * as a script setting up staging and production does) or a later key rotation never compete for
+ * one `_domainkey` name: receivers find one key there, and it would be only one project's.
  */
-export function dkimSelector(now: Date): string {
-  return `mailer${now.toISOString().slice(0, 19).replace(/[-T:]/g, '')}`
+export function dkimSelector(now: Date, taken: ReadonlySet<string> = new Set()): string {
+  const base = `mailer${now.toISOString().slice(0, 19).replace(/[-T:]/g, '')}`
+  let selector = base
+  for (let n = 2; taken.has(selector); n++) selector = `${base}-${n}`
+  return selector
 }
 
 export const dkimRecordName = (selector: string, domain: string): string => `${selector}._domainkey.${domain}`

@@ -77,16 +77,23 @@ export function serveDomains(rt: Runtime, env: DnsSettings): void {
     const end = keygenSeconds.startTimer()
     const key = await generateDkimKey()
     end()
-    const selector = dkimSelector(new Date())
-    return store.create({
-      id: newId('domain'),
-      projectId,
-      name,
-      dkimSelector: selector,
-      dkimPrivateKey: key.privateKeyPem,
-      dkimPublicKey: key.publicKeyB64,
-      records: buildRecords(name, selector, key.publicKeyB64, env.SPF_INCLUDE),
-    })
+    const at = new Date()
+    return store.create(
+      {
+        id: newId('domain'),
+        projectId,
+        name,
+        dkimPrivateKey: key.privateKeyPem,
+        dkimPublicKey: key.publicKeyB64,
+      },
+      (taken) => {
+        const selector = dkimSelector(at, taken)
+        return {
+          dkimSelector: selector,
+          records: buildRecords(name, selector, key.publicKeyB64, env.SPF_INCLUDE),
+        }
+      },
+    )
   }
 
   serveRoutes(rt.bus, QUEUE, {

@@ -71,23 +71,38 @@ export class DomainStore {
 
   /**
    * Inserts a new domain; when a concurrent setup of the same domain won the race, returns
-   * theirs (and `created: false`) so both callers answer with one key.
+   * theirs (and `created: false`) so both callers answer with one key. `withSelector` names the
+   * DKIM selector and builds the records once the selectors other projects use for this name are
+   * known: setups of one name take turns (an advisory lock on it), so no two pick the same one.
    */
-  async create(data: {
-    id: string
-    projectId: string
-    name: string
-    dkimSelector: string
-    dkimPrivateKey: string
-    dkimPublicKey: string
-    records: DnsRecord[]
-  }): Promise<{ row: DomainRow; created: boolean }> {
+  async create(
+    data: { id: string; projectId: string; name: string; dkimPrivateKey: string; dkimPublicKey: string },
+    withSelector: (taken: ReadonlySet<string>) => { dkimSelector: string; records: DnsRecord[] },
+  ): Promise<{ row: DomainRow; created: boolean }> {
+    const { projectId, name } = data
     try {
-      const d = await this.db.domain.create({ data: { ...data, verification: 'pending' }, select })
-      return { row: toRow(d), created: true }
+      return await this.db.$transaction(async (tx) => {
+        await tx.$executeRawUnsafe(
+          'SELECT pg_advisory_xact_lock(hashtext($1)::bigint)',
+          `domain-name:${name}`,
+        )
+        const existing = await tx.domain.findUnique({
+          where: { projectId_name: { projectId, name } },
+          select,
+        })
+        if (existing) return { row: toRow(existing), created: false }
+        const used = await tx.domain.findMany({ where: { name }, select: { dkimSelector: true } })
+        const { dkimSelector, records } = withSelector(new Set(used.map((u) => u.dkimSelector)))
+        const d = await tx.domain.create({
+          data: { ...data, dkimSelector, records: records as object[], verification: 'pending' },
+          select,
+        })
+        return { row: toRow(d), created: true }
+      })
     } catch (e) {
+      // A replica of an earlier release inserts without taking the lock (during a rollout).
       if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') {
-        const existing = await this.find(data.projectId, data.name)
+        const existing = await this.find(projectId, name)
         if (existing) return { row: existing, created: false }
       }
       throw e
