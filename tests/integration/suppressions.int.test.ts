@@ -146,6 +146,19 @@ describe('listing suppressions', () => {
     expect((await list('?q=nobody')).body).toEqual({ data: [], nextCursor: null })
   })
 
+  it('q is trimmed like the addresses it searches (a pasted address with spaces or a line break)', async () => {
+    await add({ address: 'pasted@trim.test' })
+    for (const q of [' Pasted@Trim.test ', 'pasted@trim.test\n', '\tpasted@']) {
+      const r = await list(`?q=${encodeURIComponent(q)}`)
+      expect(r.status, JSON.stringify(q)).toBe(200)
+      expect(
+        r.body.data.map((s: any) => s.address),
+        JSON.stringify(q),
+      ).toEqual(['pasted@trim.test'])
+    }
+    await client.del('/v1/admin/suppressions/pasted%40trim.test', client.admin)
+  })
+
   it('rejects bad query parameters with 400 invalid_query', async () => {
     for (const [query, param] of [
       ['?limit=0', 'limit'],

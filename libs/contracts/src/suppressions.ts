@@ -31,7 +31,11 @@ export const AddSuppressionBody = z.strictObject({
 })
 export type AddSuppressionBody = z.infer<typeof AddSuppressionBody>
 
-export const SuppressionsQuery = pageQuery(200, 50).extend({ q: z.string().max(320).optional() })
+// `q` is trimmed and lower-cased like the addresses it searches: a pasted address with a space
+// or line break around it found nothing.
+export const SuppressionsQuery = pageQuery(200, 50).extend({
+  q: z.string().max(320).transform(normalizeAddress).optional(),
+})
 
 export const SuppressionRecord = z.object({
   address: z.string(),
