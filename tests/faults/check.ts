@@ -3,12 +3,12 @@ import type { Accepted } from './load.js'
 import type { Platform } from './platform.js'
 
 /** Statuses an email does not leave on its own. */
-const FINAL = ['delivered', 'bounced', 'failed', 'rejected', 'complained', 'canceled']
+export const FINAL = ['delivered', 'bounced', 'failed', 'rejected', 'complained', 'canceled']
 
 export interface Settled {
   /** Accepted emails not yet in a final status, and their statuses. */
   unsettled: Map<string, string>
-  /** Live events of the project that the webhook receiver has not seen. */
+  /** Live events of the project that a webhook subscribed to them has not received: `<id> <type> → <url>`. */
   missingEvents: string[]
 }
 
@@ -24,11 +24,16 @@ export async function settleState(p: Platform, accepted: Accepted[], projectId: 
     const s = status.get(id) ?? '(missing)'
     if (!FINAL.includes(s)) unsettled.set(id, s)
   }
-  const events = await p.sql<{ id: string }>(
-    `SELECT id FROM email_events WHERE project_id = $1 AND mode = 'live' AND type <> 'email.test'`,
+  // Every live event of the project, whichever email it belongs to and whenever it was recorded
+  // (during a fault too), at every webhook whose filter takes it.
+  const events = await p.sql<{ id: string; type: string }>(
+    `SELECT id, type FROM email_events WHERE project_id = $1 AND mode = 'live' AND type <> 'email.test'`,
     [projectId],
   )
-  const missingEvents = events.map((e) => e.id).filter((id) => !p.receiver.received.has(id))
+  const missingEvents: string[] = []
+  for (const r of p.receivers)
+    for (const e of events)
+      if (r.wants(e.type) && !r.received.has(e.id)) missingEvents.push(`${e.id} ${e.type} → ${r.url}`)
   return { unsettled, missingEvents }
 }
 
@@ -63,7 +68,10 @@ export interface FaultRow {
   fault: string
   accepted: number
   delivered: number
+  /** Copies beyond the first that reached an accepted email's recipient, whatever email id they carried. */
   duplicates: number
+  /** Of those, copies of another email than the one the 202 named: one key accepted twice. */
+  twiceAccepted: number
   lost: number
   /** Request outcomes while the fault was on and shortly after (see load.ts). */
   outcomes: Record<string, number>
@@ -77,21 +85,28 @@ export function tally(
   phases: Array<{ name: string; seconds: number }>,
   counts: Map<string, Record<string, number>>,
 ): FaultRow[] {
-  const relayed = p.relay.deliveryCounts()
+  // Each client email has a recipient of its own, so every copy the relay took for that address
+  // counts: a second email created under the same Idempotency-Key is a duplicate too.
+  const toRecipient = new Map<string, Array<string | null>>()
+  for (const d of p.relay.delivered)
+    for (const to of d.envelopeTo) toRecipient.set(to, [...(toRecipient.get(to) ?? []), d.emailId])
   return phases.map(({ name, seconds }) => {
     const mine = accepted.filter((a) => a.phase === name)
     let delivered = 0
     let duplicates = 0
+    let twiceAccepted = 0
     for (const a of mine) {
-      const n = relayed.get(`${a.id} ${a.to}`) ?? 0
-      if (n > 0) delivered++
-      duplicates += Math.max(0, n - 1)
+      const ids = toRecipient.get(a.to) ?? []
+      if (ids.includes(a.id)) delivered++
+      duplicates += Math.max(0, ids.length - 1)
+      twiceAccepted += ids.filter((id) => id !== a.id).length
     }
     return {
       fault: name,
       accepted: mine.length,
       delivered,
       duplicates,
+      twiceAccepted,
       lost: mine.length - delivered,
       outcomes: counts.get(name) ?? {},
       seconds,

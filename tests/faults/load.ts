@@ -25,6 +25,8 @@ export class SteadyLoad {
   readonly accepted = new Map<number, Accepted>()
   readonly counts = new Map<string, Record<Outcome, number>>()
   readonly samples: string[] = []
+  /** Per phase, the longest any request took to end (answered, refused or timed out). */
+  readonly slowestMs = new Map<string, number>()
   private running = false
   private loops: Promise<void>[] = []
   private next = 0
@@ -60,10 +62,12 @@ export class SteadyLoad {
       const to = `r${seq}@example.com`
       // Until this email is accepted (or refused for good): retries keep the key.
       for (;;) {
+        const t0 = Date.now()
         const r = await this.attempt(seq, to)
         // Counted under the fault going on when the answer (or the lack of one) came.
         const phase = this.phase
         this.count(phase, r.outcome, r.detail)
+        this.slowestMs.set(phase, Math.max(this.slowestMs.get(phase) ?? 0, Date.now() - t0))
         if (r.outcome === 'ok') {
           if (!this.accepted.has(seq)) this.accepted.set(seq, { id: r.id!, phase, to })
           break
@@ -108,9 +112,18 @@ export class SteadyLoad {
       body = null
     }
     if (res.status === 202 && typeof body?.id === 'string') return { outcome: 'ok', id: body.id }
-    const contract = typeof body?.error?.code === 'string' && typeof body?.error?.type === 'string'
-    if (res.status === 503 && contract) return { outcome: 'unavailable' }
-    if (res.status === 429 && contract) return { outcome: 'limited' }
+    // The contract's error bodies (contract.md part 0), not just any 503 or 429.
+    const e = body?.error
+    const message = typeof e?.message === 'string' && e.message.length > 0
+    if (res.status === 503 && message && e.type === 'internal_error' && e.code === 'service_unavailable')
+      return { outcome: 'unavailable' }
+    if (
+      res.status === 429 &&
+      message &&
+      e.type === 'rate_limit_error' &&
+      (e.code === 'rate_limited' || e.code === 'daily_limit_exceeded')
+    )
+      return { outcome: 'limited' }
     return { outcome: 'other', detail: `${res.status} ${JSON.stringify(body).slice(0, 200)}` }
   }
 }

@@ -22,7 +22,7 @@ export const SERVICES: ServiceName[] = ['auth', 'email', 'dispatcher', 'webhook'
 /**
  * Everything the fault run needs, all private to it: PostgreSQL and NATS on their own ports
  * (killed and restarted at will), the five services as child processes, a real SMTP relay that can
- * go down, and a webhook receiver that can go away. Retry and take-over times are shortened (and
+ * go down, and two webhook receivers, one of which can go away. Retry and take-over times are shortened (and
  * reported) so that recovery fits in minutes; the mechanisms are the production ones.
  */
 export class Platform {
@@ -39,7 +39,13 @@ export class Platform {
     readonly nats: PrivateNats,
     readonly relay: TestRelay,
     readonly receiver: FaultReceiver,
+    readonly filtered: FaultReceiver,
   ) {}
+
+  /** Every webhook endpoint of the run. */
+  get receivers(): FaultReceiver[] {
+    return [this.receiver, this.filtered]
+  }
 
   static async start(): Promise<Platform> {
     const [pgs, nats, relay] = await Promise.all([
@@ -47,9 +53,12 @@ export class Platform {
       PrivateNats.start(),
       TestRelay.start(),
     ])
-    const receiver = new FaultReceiver(await freePort())
-    await receiver.up()
-    const p = new Platform(pgs, nats, relay, receiver)
+    // Two webhooks: one for every event (its receiver is the one taken down), one for two types
+    // (it stays up: one receiver's outage must not hold back another's deliveries).
+    const receiver = new FaultReceiver(await freePort(), ['*'])
+    const filtered = new FaultReceiver(await freePort(), ['email.sent', 'email.delivered'])
+    await Promise.all([receiver.up(), filtered.up()])
+    const p = new Platform(pgs, nats, relay, receiver, filtered)
     const databaseUrl = await createMigratedSchema(pgs.url, 'faults')
     const port = await freePort()
     p.gatewayUrl = `http://127.0.0.1:${port}`
@@ -92,11 +101,13 @@ export class Platform {
     this.procs.set(name, await ServiceProcess.start(name, this.env, [], join(this.logDir, `${name}.log`)))
   }
 
-  /** kill -9, then a fresh process once `downMs` has passed. */
-  async crashService(name: ServiceName, downMs: number): Promise<void> {
-    await this.procs.get(name)?.kill()
+  /** kill -9, then a fresh process once `downMs` has passed; answers the signal the old one died of. */
+  async crashService(name: ServiceName, downMs: number): Promise<string | null> {
+    const old = this.procs.get(name)
+    await old?.kill()
     await new Promise((r) => setTimeout(r, downMs))
     await this.startService(name)
+    return old?.proc.signalCode ?? null
   }
 
   async sql<T = any>(text: string, params: unknown[] = []): Promise<T[]> {
@@ -117,7 +128,7 @@ export class Platform {
   async stop(): Promise<void> {
     for (const s of [...SERVICES].reverse()) await this.procs.get(s)?.stop()
     await this.pool.end().catch(() => undefined)
-    await Promise.allSettled([this.relay.stop(), this.receiver.down()])
+    await Promise.allSettled([this.relay.stop(), ...this.receivers.map((r) => r.down())])
     await this.nats.stop()
     await this.pg.stop()
   }

@@ -25,6 +25,8 @@ export class TestRelay {
   readonly delivered: Delivered[] = []
   /** TCP connections the dispatcher opened to the relay. */
   connections = 0
+  /** Connections cut by the front door (`setMode('drop')`, `dropConnections`): the outage was felt. */
+  dropped = 0
   rcpt: (address: string) => Answer = () => 'accept'
   data: (envelopeTo: string[]) => Answer = () => 'accept'
   /** Finished messages waiting for `pause()` to be released before they are answered. */
@@ -120,6 +122,7 @@ export class TestRelay {
       client.on('error', () => client.destroy())
       if (r.mode === 'drop' || r.dropsLeft > 0) {
         if (r.mode !== 'drop') r.dropsLeft--
+        r.dropped++
         client.write('220 relay.test ESMTP\r\n')
         client.once('data', () => client.destroy())
         return
@@ -142,7 +145,9 @@ export class TestRelay {
   /** `drop`: the relay is down (every connection, open or new, is cut); `up`: it answers again. */
   setMode(mode: 'up' | 'drop'): void {
     this.mode = mode
-    if (mode === 'drop') for (const s of this.open) s.destroy()
+    if (mode !== 'drop') return
+    this.dropped += this.open.size
+    for (const s of this.open) s.destroy()
   }
 
   /**
