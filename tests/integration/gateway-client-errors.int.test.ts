@@ -51,6 +51,28 @@ describe('requests Node refuses before any route', () => {
     expect(r.raw).not.toContain('s3cr3t')
   })
 
+  it('an Expect other than 100-continue is 417 expectation_failed in JSON with its request id; the connection goes on', async () => {
+    // Node answered it with a bare 417 and no body, before express: nothing an SDK could read.
+    const r = await rawExchange(
+      port,
+      'POST /v1/emails HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nX-Request-Id: rid-417\r\nContent-Length: 2\r\n\r\n{}' +
+        'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    )
+    expect(r.statusLine, r.raw).toBe('HTTP/1.1 417 Expectation Failed')
+    expect(r.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(r.headers['x-request-id']).toBe('rid-417')
+    const body = r.body.slice(0, Number(r.headers['content-length']))
+    expect(JSON.parse(body)).toEqual({
+      error: { type: 'validation_error', code: 'expectation_failed', message: expect.any(String) },
+    })
+    // The body was read and dropped: the next request on the connection is answered.
+    expect(r.body.slice(body.length)).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort('gateway')}/metrics`)).text()
+    expect(text).toMatch(
+      /mailer_gateway_http_requests_total\{route="unparsed",method="unknown",status="417"\} 1/,
+    )
+  })
+
   it('counts them as requests answered (route "unparsed") and keeps serving', async () => {
     await rawExchange(port, 'HELLO THERE\r\n\r\n')
     const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort('gateway')}/metrics`)).text()

@@ -8,6 +8,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
   408: 'validation_error',
   409: 'conflict',
   413: 'validation_error',
+  417: 'validation_error',
   431: 'validation_error',
   422: 'unprocessable',
   429: 'rate_limit_error',

@@ -7,10 +7,11 @@ export const ERROR_TYPE_BY_STATUS = {
   403: 'permission_error',
   404: 'not_found',
   405: 'validation_error',
-  /** 408 and 431 are beyond the contract's table: Node refuses these before any route (api.md). */
+  /** 408, 417 and 431 are beyond the contract's table: Node refuses these before any route (api.md). */
   408: 'validation_error',
   409: 'conflict',
   413: 'validation_error',
+  417: 'validation_error',
   422: 'unprocessable',
   429: 'rate_limit_error',
   431: 'validation_error',
@@ -84,6 +85,9 @@ export const ERROR_CODES = {
   broadcast_active: 409,
   // 413
   payload_too_large: 413,
+  // 417
+  /** An `Expect` header other than `100-continue` (refused by the HTTP server, no route). */
+  expectation_failed: 417,
   // 422
   recipient_suppressed: 422,
   // 429

@@ -10,7 +10,7 @@ import { dashboardRouter } from './dashboard/index.js'
 import type { GatewayEnv } from './env.js'
 import { AllowedMethods, withoutAutoOptions } from './http/allowed-methods.js'
 import { Authenticator } from './http/authenticate.js'
-import { answerClientErrors } from './http/client-errors.js'
+import { answerClientErrors, answerExpectations } from './http/client-errors.js'
 import { HttpDrain } from './http/drain.js'
 import { sendError } from './http/errors.js'
 import { httpMetrics } from './http/metrics.js'
@@ -152,8 +152,10 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
     const s = app.listen(env.PORT, (err?: Error) => (err ? reject(err) : resolve(s)))
   })
   server.keepAliveTimeout = 65_000
-  // What Node refuses before express (bad request line, oversized headers, time-outs): JSON too.
+  // What Node refuses before express (bad request line, oversized headers, time-outs, an
+  // unknown Expect): JSON too.
   answerClientErrors(server, { logger: rt.logger, count: requestMetrics.refused })
+  answerExpectations(server, { logger: rt.logger, count: requestMetrics.refused })
   const port = (server.address() as AddressInfo).port
   // Drain: stop accepting connections, let in-flight requests finish (closing their connections
   // after them), then the bus drains.

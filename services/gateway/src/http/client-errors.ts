@@ -1,8 +1,14 @@
-import { maxHeaderSize, type Server, type ServerResponse, STATUS_CODES } from 'node:http'
+import {
+  type IncomingMessage,
+  maxHeaderSize,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http'
 import type { Duplex } from 'node:stream'
 import { MailerError } from '@mailer/contracts'
 import type { Logger } from '@mailer/observability'
-import { newRequestId } from './request-id.js'
+import { newRequestId, requestIdFor } from './request-id.js'
 
 /**
  * How long an answered connection waits for the client to close its side before it is destroyed.
@@ -81,5 +87,30 @@ export function answerClientErrors(
     const linger = setTimeout(() => socket.destroy(), LINGER_MS)
     linger.unref()
     socket.once('close', () => clearTimeout(linger))
+  })
+}
+
+/**
+ * An `Expect` other than `100-continue`: Node answered it by itself with a bare 417 and no body
+ * before express saw the request, so an SDK could not read it as an API error. The same 417, in
+ * the contract's body, with the request's id; the header's value is not echoed. Node reads and
+ * drops the body, as after any answer, so the connection stays usable.
+ */
+export function answerExpectations(
+  server: Server,
+  opts: { logger: Logger; count: (status: number) => void },
+): void {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const e = new MailerError('expectation_failed', 'Expect is only understood as 100-continue')
+    const requestId = requestIdFor(req.headers['x-request-id'] as string | undefined)
+    opts.logger.debug({ requestId, status: e.status }, 'request refused: unknown expectation')
+    opts.count(e.status)
+    const body = JSON.stringify({ error: { type: e.type, code: e.code, message: e.message } })
+    res.writeHead(e.status, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      'X-Request-Id': requestId,
+    })
+    res.end(body)
   })
 }

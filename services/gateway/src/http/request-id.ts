@@ -14,10 +14,13 @@ declare global {
 /** A fresh id, for a request that brought none (or none we keep). */
 export const newRequestId = (): string => `req_${randomUUID().replaceAll('-', '')}`
 
+/** The caller's X-Request-Id when it is sane, else a fresh one. */
+export const requestIdFor = (given: string | undefined): string =>
+  given && SAFE_ID.test(given) ? given : newRequestId()
+
 /** Uses the caller's X-Request-Id when it is sane, else makes one; echoes it on every response. */
 export function requestId(req: Request, res: Response, next: NextFunction): void {
-  const given = req.get('x-request-id')
-  req.requestId = given && SAFE_ID.test(given) ? given : newRequestId()
+  req.requestId = requestIdFor(req.get('x-request-id'))
   res.setHeader('X-Request-Id', req.requestId)
   next()
 }
