@@ -44,3 +44,26 @@ export async function insertDomain(
     await nc.close()
   }
 }
+
+/**
+ * Every table of the test file's schema, each with its row count and a digest of all its rows:
+ * equal before and after means nothing was inserted, updated or deleted. `api_keys.last_used_at`
+ * is left out: authenticating with a key writes it (at most once a minute), whatever the request.
+ */
+export async function tableDigests(te: TestEnv): Promise<Record<string, string>> {
+  const tables = await sql(
+    te,
+    `SELECT table_name FROM information_schema.tables
+     WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> '_prisma_migrations'`,
+  )
+  const out: Record<string, string> = {}
+  for (const { table_name: t } of tables) {
+    const [row] = await sql(
+      te,
+      `SELECT count(*)::int AS n, md5(coalesce(string_agg(r, E'\\n' ORDER BY r), '')) AS digest
+       FROM (SELECT (to_jsonb(x) - 'last_used_at')::text AS r FROM "${t}" x) rows`,
+    )
+    out[t] = `${row.n} rows, ${row.digest}`
+  }
+  return out
+}
