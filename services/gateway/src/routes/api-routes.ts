@@ -24,6 +24,17 @@ export interface ForwardDeps {
 }
 
 /**
+ * A forwarded header sent on more than one line. Node joins the lines with ", ", so two
+ * `Idempotency-Key: a` lines made the key `a, a`, and a retry sending it once was another key:
+ * a second email. The error names the field the header stands for (`idempotencyKey`).
+ */
+function givenTwice(header: string): MailerError {
+  const param = header.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
+  const name = header.replace(/(^|-)([a-z])/g, (m) => m.toUpperCase())
+  return new MailerError('invalid_body', `${name}: given more than once; it takes one value`, { param })
+}
+
+/**
  * The handler of one catalog route: authenticate, then forward a RouteRequest to the owning
  * service's subject and answer its result. Also used by the dashboard's session-authenticated
  * copies of the admin routes.
@@ -38,8 +49,10 @@ export const forwardRoute =
         if (k !== 'slug' || def.auth === 'admin') params[k] = String(v)
       const headers: Record<string, string> = {}
       for (const h of def.headers ?? []) {
-        const v = req.get(h)
-        if (v !== undefined) headers[h] = v
+        const given = req.headersDistinct[h]
+        if (given === undefined) continue
+        if (given.length > 1) throw givenTwice(h)
+        headers[h] = given[0]!
       }
       // A DELETE carries a body only where the route declares one (removing audience members).
       const body =
