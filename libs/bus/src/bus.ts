@@ -143,7 +143,7 @@ export class Bus {
    * Request-reply. Resolves with the reply's result (validated by `schema` when given) or
    * throws the MailerError the responder sent. No responder, or no answer in time, is 503
    * `service_unavailable`, which callers may retry; so is a call made or waiting while the
-   * connection is down.
+   * connection is down (these three as `Unreachable`, unlike a 503 the responder sent).
    */
   request<S extends z.ZodType = z.ZodUnknown>(
     name: string,

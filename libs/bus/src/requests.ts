@@ -4,6 +4,7 @@ import { ErrorCode, type Msg, NatsError } from 'nats'
 import type { z } from 'zod'
 import { decodeReply, encodeJson } from './codec.js'
 import { ReplyError, type ReplyInbox } from './reply-inbox.js'
+import { Unreachable } from './unreachable.js'
 
 /** Default wait for a request-reply answer before it becomes 503 `service_unavailable`. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000
@@ -82,10 +83,7 @@ export class Requests {
         )
       }
       if (noAnswer || code === ErrorCode.ConnectionClosed || code === ErrorCode.Disconnect) {
-        throw new MailerError(
-          'service_unavailable',
-          `The service behind ${name} did not answer; retry shortly`,
-        )
+        throw new Unreachable(`The service behind ${name} did not answer; retry shortly`)
       }
       throw err
     } finally {
@@ -107,8 +105,7 @@ export class Requests {
    */
   lost(): void {
     this.up = false
-    for (const fail of this.waiting)
-      fail(new MailerError('service_unavailable', 'Lost the connection to NATS; retry shortly'))
+    for (const fail of this.waiting) fail(new Unreachable('Lost the connection to NATS; retry shortly'))
     this.waiting.clear()
   }
 
@@ -123,7 +120,4 @@ export class Requests {
 }
 
 const unavailable = (name: string) =>
-  new MailerError(
-    'service_unavailable',
-    `The service behind ${name} cannot be reached right now; retry shortly`,
-  )
+  new Unreachable(`The service behind ${name} cannot be reached right now; retry shortly`)

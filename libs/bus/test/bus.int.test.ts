@@ -8,6 +8,7 @@ import { Bus } from '../src/bus.js'
 import { Outbox } from '../src/outbox.js'
 import { ensureStream } from '../src/streams.js'
 import { UnpublishableMessage } from '../src/unpublishable.js'
+import { Unreachable } from '../src/unreachable.js'
 
 const te = useTestEnv()
 let server: Bus
@@ -35,6 +36,7 @@ beforeAll(async () => {
     async ({ n }) => {
       if (n < 0) throw new MailerError('invalid_body', 'negative', { param: 'n' })
       if (n === 0) throw new Error('boom')
+      if (n === 503) throw new MailerError('service_unavailable', 'database away')
       if (n > 1000) await new Promise((r) => setTimeout(r, 500))
       return { doubled: n * 2 }
     },
@@ -70,6 +72,11 @@ describe('request-reply', () => {
     expect(none).toMatchObject({ code: 'service_unavailable', status: 503 })
     const slow = await client.request('echo', { n: 5000 }, { timeoutMs: 100 }).catch((e) => e)
     expect(slow).toMatchObject({ code: 'service_unavailable', status: 503 })
+    // Told apart from a 503 the responder sent: only these say the service could not be reached.
+    expect([none, slow].map((e) => e instanceof Unreachable)).toEqual([true, true])
+    const answered = await client.request('echo', { n: 503 }).catch((e) => e)
+    expect(answered).toMatchObject({ code: 'service_unavailable', status: 503 })
+    expect(answered).not.toBeInstanceOf(Unreachable)
   })
   it('prefixes subjects and stream names', () => {
     expect(client.subject('a.b')).toBe(`${te.natsPrefix}.a.b`)

@@ -73,7 +73,12 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
       "NATS max_payload is below MAX_BODY_BYTES: larger requests get 413 payload_too_large; raise the server's max_payload (docs/operations.md)",
     )
 
-  const auth = new Authenticator(rt.bus, env.ADMIN_API_KEY, env.AUTH_TIMEOUT_MS)
+  const auth = new Authenticator(rt.bus, env.ADMIN_API_KEY, {
+    timeoutMs: env.AUTH_TIMEOUT_MS,
+    staleGraceMs: env.AUTH_STALE_GRACE_SECONDS * 1000,
+    logger: rt.logger,
+    metrics: rt.metrics,
+  })
   const router = express.Router()
   const served = registerApiRoutes(router, ROUTES, {
     bus: rt.bus,

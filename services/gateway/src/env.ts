@@ -14,6 +14,13 @@ export const gatewayEnv = baseEnv
     MAX_BODY_BYTES: envInt(16 * 1024 * 1024, 1024),
     /** How long a request waits for the auth service before answering 503. */
     AUTH_TIMEOUT_MS: envInt(1_500, 100, 60_000),
+    /**
+     * How long past its 5-second cache a key this gateway verified is still taken while the auth
+     * service cannot be reached at all (no replica, or none answering within AUTH_TIMEOUT_MS), so
+     * that an auth restart does not stop sending for keys in use. Never when auth answers (a
+     * revoked key is refused as ever). 0 answers 503 as soon as the cache entry is out of date.
+     */
+    AUTH_STALE_GRACE_SECONDS: envInt(300, 0, 3600),
     /** How long a request waits for the owning service before answering 503. */
     UPSTREAM_TIMEOUT_MS: envInt(10_000, 100, 120_000),
     /**

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Bus } from '@mailer/bus'
+import { type Bus, Unreachable } from '@mailer/bus'
 import {
   AuthInvalidation,
   type Caller,
@@ -9,7 +9,9 @@ import {
   SUBJECTS,
   VerifyKeyResponse,
 } from '@mailer/contracts'
+import type { Logger, Metrics } from '@mailer/observability'
 import type { Request } from 'express'
+import { StaleKeyUses } from './stale-key-uses.js'
 import { VerifiedKeys } from './verified-keys.js'
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest()
@@ -44,18 +46,31 @@ function utf8Reading(token: string): string | null {
   return s.includes('\ufffd') ? null : s
 }
 
+export interface AuthenticatorOptions {
+  /** How long a request waits for the auth service (AUTH_TIMEOUT_MS). */
+  timeoutMs: number
+  /** How long past its TTL a verified key serves while auth cannot be reached (0: never). */
+  staleGraceMs: number
+  logger: Logger
+  metrics: Metrics
+  verifiedTtlMs?: number
+}
+
 export class Authenticator {
   private readonly adminDigest: Buffer | null
   private readonly verified: VerifiedKeys
+  private readonly staleUses: StaleKeyUses
+  private readonly timeoutMs: number
 
   constructor(
     private readonly bus: Bus,
     adminKey: string | undefined,
-    private readonly timeoutMs: number,
-    verifiedTtlMs = 5_000,
+    opts: AuthenticatorOptions,
   ) {
     this.adminDigest = adminKey ? sha256(adminKey) : null
-    this.verified = new VerifiedKeys(verifiedTtlMs)
+    this.timeoutMs = opts.timeoutMs
+    this.verified = new VerifiedKeys(opts.verifiedTtlMs ?? 5_000, opts.staleGraceMs)
+    this.staleUses = new StaleKeyUses(opts.logger, opts.metrics)
     bus.subscribeInvalidations(SUBJECTS.authInvalidate, {
       onMessage: (p) => this.verified.apply(AuthInvalidation.parse(p)),
       onMissed: () => this.verified.clear(),
@@ -76,11 +91,25 @@ export class Authenticator {
     const hit = this.verified.get(keyHash)
     if (hit) return hit
     const seen = this.verified.generation
-    const v = await this.bus.request(
-      SUBJECTS.authVerify,
-      { keyHash, requestId },
-      { timeoutMs: this.timeoutMs, schema: VerifyKeyResponse },
-    )
+    let v: VerifyKeyResponse
+    try {
+      v = await this.bus.request(
+        SUBJECTS.authVerify,
+        { keyHash, requestId },
+        { timeoutMs: this.timeoutMs, schema: VerifyKeyResponse },
+      )
+    } catch (e) {
+      // Only when no auth replica could answer (verified-keys.ts says why that is safe); a key
+      // auth refused, or a 503 auth sent itself, is answered as auth said.
+      const stale = e instanceof Unreachable ? this.verified.stale(keyHash) : undefined
+      if (stale === undefined) {
+        if (e instanceof MailerError && e.status < 500) this.verified.forget(keyHash)
+        throw e
+      }
+      this.staleUses.used()
+      return stale
+    }
+    this.staleUses.answered()
     this.verified.set(keyHash, v, seen)
     return v
   }

@@ -60,4 +60,37 @@ describe('VerifiedKeys', () => {
     c.set('h', verified('proj_1'), c.generation)
     expect(c.get('h')).toBeDefined()
   })
+
+  it('keeps a key past its TTL for the stale grace only, and never hands it to get', () => {
+    const c = new VerifiedKeys(5_000, 60_000)
+    c.set('h', verified('proj_1'), c.generation, 1_000)
+    expect(c.get('h', 6_000)).toBeUndefined()
+    expect(c.stale('h', 6_000)).toBeDefined()
+    expect(c.stale('h', 65_999)).toBeDefined()
+    expect(c.stale('h', 66_000)).toBeUndefined()
+    expect(c.stale('h', 7_000)).toBeUndefined() // dropped once past the grace
+  })
+
+  it('serves nothing stale with a grace of 0, past its expiresAt, or once invalidated or cleared', () => {
+    const none = new VerifiedKeys(5_000, 0)
+    none.set('h', verified('proj_1'), none.generation, 1_000)
+    expect(none.stale('h', 6_000)).toBeUndefined()
+
+    const c = new VerifiedKeys(5_000, 60_000)
+    c.set('exp', verified('proj_1', new Date(7_000).toISOString()), c.generation, 1_000)
+    c.set('a', verified('proj_1'), c.generation, 1_000)
+    c.set('b', verified('proj_2'), c.generation, 1_000)
+    c.set('c', verified('proj_3'), c.generation, 1_000)
+    c.set('d', verified('proj_3'), c.generation, 1_000)
+    expect(c.stale('exp', 6_999)).toBeDefined()
+    expect(c.stale('exp', 7_000)).toBeUndefined()
+    c.apply({ keyHashes: ['a'], projectIds: ['proj_2'], slugs: [] })
+    expect(c.stale('a', 6_000)).toBeUndefined()
+    expect(c.stale('b', 6_000)).toBeUndefined()
+    c.forget('c')
+    expect(c.stale('c', 6_000)).toBeUndefined()
+    expect(c.stale('d', 6_000)).toBeDefined()
+    c.clear()
+    expect(c.stale('d', 6_000)).toBeUndefined()
+  })
 })
