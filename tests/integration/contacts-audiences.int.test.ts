@@ -96,6 +96,37 @@ describe('contacts', () => {
     expect((await client.del(`/v1/contacts/${c.body.id}`, acme.live)).status).toBe(404)
   })
 
+  it('takes null as "keep" on upsert and import, and PATCH data null clears the data', async () => {
+    const c = await client.post('/v1/contacts', acme.live, {
+      email: 'nulls@example.com',
+      unsubscribed: true,
+      data: { plan: 'pro' },
+    })
+    const kept = await client.post('/v1/contacts', acme.live, {
+      email: 'nulls@example.com',
+      firstName: 'Nell',
+      unsubscribed: null,
+      data: null,
+    })
+    expect(kept.status).toBe(201)
+    expect(kept.body).toMatchObject({
+      id: c.body.id,
+      firstName: 'Nell',
+      unsubscribed: true,
+      data: { plan: 'pro' },
+    })
+    const imported = await client.post('/v1/contacts/import', acme.live, [
+      { email: 'nulls@example.com', lastName: 'Null', unsubscribed: null, data: null },
+    ])
+    expect(imported.body).toEqual({ created: 0, updated: 1 })
+    const cleared = await client.patch(`/v1/contacts/${c.body.id}`, acme.live, { data: null })
+    expect(cleared.status).toBe(200)
+    expect(cleared.body).toMatchObject({ lastName: 'Null', unsubscribed: true, data: {} })
+    // PATCH sets what it is given: there is no "unknown" subscription state to set.
+    const bad = await client.patch(`/v1/contacts/${c.body.id}`, acme.live, { unsubscribed: null })
+    expect(bad.body.error).toMatchObject({ code: 'invalid_body', param: 'unsubscribed' })
+  })
+
   it('an upsert racing the deletion of the same contact always answers 201 with a contact', async () => {
     for (let round = 0; round < 60; round++) {
       const first = await client.post('/v1/contacts', acme.live, {

@@ -24,15 +24,16 @@ export const ContactData = z
   })
 
 /**
- * POST /v1/contacts and each import item: upserts by `email`. A field left out (or null, for
- * the names) keeps the stored value when the contact exists.
+ * POST /v1/contacts and each import item: upserts by `email`. A field left out or null keeps the
+ * stored value when the contact exists (the original system took `data: null` so; re-importing a
+ * list with empty columns must not erase or re-subscribe anyone).
  */
 export const ContactInput = z.strictObject({
   email: ContactEmail,
   firstName: personName.optional(),
   lastName: personName.optional(),
-  unsubscribed: z.boolean().optional(),
-  data: ContactData.optional(),
+  unsubscribed: z.boolean().nullable().optional(),
+  data: ContactData.nullable().optional(),
 })
 export type ContactInput = z.infer<typeof ContactInput>
 
@@ -51,12 +52,15 @@ export const ImportContactsQuery = z.object({ audienceId: z.string().min(1).max(
 export const ImportResult = z.object({ created: z.number().int(), updated: z.number().int() })
 export type ImportResult = z.infer<typeof ImportResult>
 
-/** PATCH /v1/contacts/:id: the email is the contact's identity and cannot change. */
+/**
+ * PATCH /v1/contacts/:id: sets what it is given (null clears a name, and `data`, to `{}`). The
+ * email is the contact's identity and cannot change.
+ */
 export const UpdateContactBody = z.strictObject({
   firstName: personName.optional(),
   lastName: personName.optional(),
   unsubscribed: z.boolean().optional(),
-  data: ContactData.optional(),
+  data: ContactData.nullable().optional(),
 })
 export type UpdateContactBody = z.infer<typeof UpdateContactBody>
 

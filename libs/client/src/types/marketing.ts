@@ -75,8 +75,10 @@ export interface ContactInput {
   email: string
   firstName?: string | null
   lastName?: string | null
-  unsubscribed?: boolean
-  data?: Record<string, unknown>
+  /** Null or left out keeps the stored value on create and import. */
+  unsubscribed?: boolean | null
+  /** Null or left out keeps the stored data on create and import; null on update clears it. */
+  data?: Record<string, unknown> | null
 }
 
 export interface CreateContactInput extends ContactInput {
@@ -84,7 +86,7 @@ export interface CreateContactInput extends ContactInput {
   audienceIds?: string[]
 }
 
-export type ContactUpdate = Omit<ContactInput, 'email'>
+export type ContactUpdate = Omit<ContactInput, 'email' | 'unsubscribed'> & { unsubscribed?: boolean }
 
 export interface ContactsQuery extends PageQuery {
   q?: string

@@ -21,4 +21,12 @@ describe('mergeByEmail', () => {
     ])
     expect(merged).toEqual([{ email: 'a@x.test', unsubscribed: true, firstName: 'A' }])
   })
+
+  it('does not let a later null erase a field either (null keeps, as in the upsert)', () => {
+    const merged = mergeByEmail([
+      { email: 'a@x.test', firstName: 'A', unsubscribed: true, data: { plan: 'pro' } },
+      { email: 'a@x.test', firstName: null, unsubscribed: null, data: null },
+    ])
+    expect(merged).toEqual([{ email: 'a@x.test', firstName: 'A', unsubscribed: true, data: { plan: 'pro' } }])
+  })
 })

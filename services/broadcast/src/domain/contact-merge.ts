@@ -3,7 +3,7 @@ import type { ContactInput } from '@mailer/contracts'
 /**
  * One entry per email, in first-seen order: a later entry for the same email overrides the
  * fields it gives (an import can name a contact twice; a single upsert statement cannot touch
- * one row twice).
+ * one row twice). A null, like a field left out, means "keep", so it overrides nothing.
  */
 export function mergeByEmail(inputs: readonly ContactInput[]): ContactInput[] {
   const byEmail = new Map<string, ContactInput>()
@@ -15,5 +15,7 @@ export function mergeByEmail(inputs: readonly ContactInput[]): ContactInput[] {
 }
 
 function definedOnly(input: ContactInput): Partial<ContactInput> {
-  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<ContactInput>
+  return Object.fromEntries(
+    Object.entries(input).filter(([, v]) => v !== undefined && v !== null),
+  ) as Partial<ContactInput>
 }

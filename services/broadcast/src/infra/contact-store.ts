@@ -147,7 +147,7 @@ export async function updateContact(
   if (patch.firstName !== undefined) set('first_name', patch.firstName)
   if (patch.lastName !== undefined) set('last_name', patch.lastName)
   if (patch.unsubscribed !== undefined) set('unsubscribed', patch.unsubscribed)
-  if (patch.data !== undefined) set('data', JSON.stringify(patch.data), '::jsonb')
+  if (patch.data !== undefined) set('data', JSON.stringify(patch.data ?? {}), '::jsonb')
   const [row] = await db.$queryRawUnsafe<ContactRow[]>(
     `UPDATE contacts c SET ${sets.join(', ')} WHERE c.project_id = $1 AND c.id = $2 RETURNING ${CONTACT_COLUMNS}`,
     ...params,
