@@ -208,6 +208,34 @@ describe('sending', () => {
     expect((await settled(b.id)).counts).toEqual({ queued: 12 })
   })
 
+  it('skips suppressed addresses whatever the key, as a live broadcast would', async () => {
+    const aud = (await client.post('/v1/audiences', acme.test, { name: 'Partly suppressed' })).body
+    await client.post(`/v1/contacts/import?audienceId=${aud.id}`, acme.test, [
+      { email: 'kept@example.com' },
+      { email: 'bounced-before@example.com' },
+    ])
+    const sup = await client.post('/v1/admin/suppressions', client.admin, {
+      address: 'bounced-before@example.com',
+    })
+    expect(sup.status).toBe(201)
+    for (const key of [acme.test, acme.live]) {
+      const b = (await draft({ audienceId: aud.id }, key)).body
+      expect((await client.post(`/v1/broadcasts/${b.id}/send`, key)).status).toBe(202)
+      const done = await settled(b.id, key)
+      expect(done.counts).toEqual(key === acme.test ? { test: 1 } : { queued: 1 })
+      const emails = await client.get(`/v1/emails?tag=broadcast_id:${b.id}`, key)
+      expect(emails.body.data.map((e: any) => e.to)).toEqual([['kept@example.com']])
+    }
+    // A test key's own sends still skip the suppression check.
+    const single = await client.post('/v1/emails', acme.test, {
+      from: acme.from,
+      to: 'bounced-before@example.com',
+      subject: 'Hi',
+      html: '<p>x</p>',
+    })
+    expect(single.body.status).toBe('test')
+  })
+
   it("a test key's broadcast makes test emails, and the admin mirror sends live without a key", async () => {
     const t = (await draft({}, acme.test)).body
     await client.post(`/v1/broadcasts/${t.id}/send`, acme.test)

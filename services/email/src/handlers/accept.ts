@@ -104,6 +104,10 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     const end = metrics.acceptSeconds.startTimer({ source: opts.source })
     const project = requireProject(caller)
     const live = caller.mode === 'live'
+    // A live send to a suppressed address is refused. A broadcast never makes an email for one,
+    // whatever its key (contract.md part 5: suppressed addresses are skipped), so a test-key
+    // broadcast reaches the contacts a live one would; a test key's own sends skip the list.
+    const suppressible = live || opts.source === 'broadcast'
     const now = new Date()
     const outcomes: Outcome[] = new Array(items.length)
 
@@ -154,23 +158,23 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     } = readFirst && checked.length > 0
       ? await lookups.submit({
           projectId: project.id,
-          addresses: live ? addressesOf(checked) : [],
+          addresses: suppressible ? addressesOf(checked) : [],
           keys: [...new Set(checked.flatMap((c) => (c.key ? [c.key] : [])))],
           windows: limits?.windows ?? null,
         })
       : ({ suppressed: new Set<string>(), keyed: new Map(), counters: null } satisfies SendLookups)
 
-    // suppression (live only) → headers → template → subject → attachments → size → schedule
+    // suppression (live and broadcast only) → headers → template → subject → attachments → size → schedule
     const unread: Keyed<CheckedSend>[] = []
     const prepared = await Promise.all(
       checked.map(async (c): Promise<Keyed<PreparedSend> | null> => {
         try {
-          if (live && readFirst) checkSuppression(c.send.recipients, suppressed)
+          if (suppressible && readFirst) checkSuppression(c.send.recipients, suppressed)
           return { ...c, send: await prepareSend(c.send, sctx) }
         } catch (e) {
           if (!isMailerError(e)) throw e
           outcomes[c.i] = { error: e }
-          if (live && !readFirst) unread.push(c)
+          if (suppressible && !readFirst) unread.push(c)
           return null
         }
       }),

@@ -9,8 +9,9 @@ import { eventGroupsCte } from '@mailer/email-core'
  * hold because they are checked at the end of the statement. The queued emails inserted get their
  * dispatch messages here (`d`): one outbox row per $7 of them (subject $6, `{ emailIds }`, msgID
  * `<first id>:0`), not one per email.
- * A live email with a recipient on the suppression list is not stored (`sx`, answered as
- * `suppressed`): the accept path does not read the list before it writes (accept.ts).
+ * A live email, or a broadcast's (whatever its mode), with a recipient on the suppression list is
+ * not stored (`sx`, answered as `suppressed`): the accept path does not read the list before it
+ * writes (accept.ts).
  */
 const acceptCtes = (events: string) => `
 WITH x AS (
@@ -25,7 +26,8 @@ WITH x AS (
     last_event_at timestamptz)
 ), sx AS (
   SELECT rx.email_id, rx.address
-  FROM rx JOIN x ON x.id = rx.email_id AND x.mode = 'live' JOIN suppressions s ON s.address = rx.address
+  FROM rx JOIN x ON x.id = rx.email_id AND (x.mode = 'live' OR x.source = 'broadcast')
+    JOIN suppressions s ON s.address = rx.address
 ), e AS (
   INSERT INTO emails (id, project_id, api_key_id, mode, source, status, from_address, reply_to, "to", cc, bcc,
     subject, text_preview, tags, template, template_version, track_opens, track_clicks, idempotency_key,
