@@ -89,6 +89,9 @@ describe('drafts', () => {
       [{ audienceId: 'aud_nope' }, 404, 'audience_not_found', 'audienceId'],
       [{ from: 'not a mailbox' }, 400, 'invalid_body', 'from'],
       [{ subject: '' }, 400, 'invalid_body', 'subject'],
+      // A subject renders trimmed, and a contact whose subject renders empty is skipped: a blank
+      // one would send to no one.
+      [{ subject: ' \t ' }, 400, 'invalid_body', 'subject'],
       [{ html: '' }, 400, 'invalid_body', 'html'],
       [{ html: '<p>{{#if x}}</p>' }, 400, 'invalid_template', 'html'],
       [{ subject: 'Hi {{name' }, 400, 'invalid_template', 'subject'],

@@ -15,6 +15,9 @@ const subject = z
   .min(1)
   .max(998)
   .refine((s) => !/[\r\n]/.test(s), 'subject cannot contain line breaks')
+  // Rendered subjects are trimmed and a contact whose subject renders empty gets no email, so a
+  // blank subject (spaces, control characters) would send the broadcast to no one.
+  .refine((s) => /[^\s\p{Cc}]/u.test(s), 'subject cannot be blank')
 const html = z.string().min(1, 'html cannot be empty')
 
 /** A draft. `subject`, `html` and `text` are Handlebars templates over each contact's variables. */
