@@ -1,6 +1,6 @@
 import type { Caller } from '@mailer/contracts'
 import { createDb, type Db } from '@mailer/db'
-import { useTestEnv } from '@mailer/testing'
+import { useTestEnv, waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { planSend } from '../../services/broadcast/src/domain/broadcast-state.js'
 import { findBroadcast, markSent } from '../../services/broadcast/src/infra/broadcast-store.js'
@@ -10,6 +10,7 @@ import { Stack } from '../support/stack.js'
 
 // A send checks the draft (sender domain, templates, size) and then marks it sent. A PATCH landing
 // between the two must not go out unchecked: the mark holds only for the content that was checked.
+// Sends racing each other: the mark is conditional on the draft, so one wins.
 const te = useTestEnv()
 const stack = new Stack(te)
 let client: ReturnType<typeof api>
@@ -59,5 +60,35 @@ describe('a broadcast changed while its send is checked', () => {
     // The route reads and checks the draft as it is now, then sends it.
     const sent = await client.post(`/v1/broadcasts/${created.body.id}/send`, acme.live)
     expect(sent.body).toMatchObject({ status: 'sending', subject: 'Unchecked' })
+  })
+})
+
+describe('concurrent sends of one draft', () => {
+  it('exactly one is accepted; the others are 409 broadcast_not_draft, and each contact gets one email', async () => {
+    const audienceId = (await client.post('/v1/audiences', acme.live, { name: 'Raced' })).body.id
+    await client.post(`/v1/contacts/import?audienceId=${audienceId}`, acme.live, [
+      { email: 'one@example.com' },
+      { email: 'two@example.com' },
+    ])
+    const b = await client.post('/v1/broadcasts', acme.live, {
+      audienceId,
+      from: acme.from,
+      subject: 'Once',
+      html: '<p>Once</p>',
+    })
+    const sends = await Promise.all(
+      Array.from({ length: 6 }, () => client.post(`/v1/broadcasts/${b.body.id}/send`, acme.live)),
+    )
+    expect(sends.map((r) => r.status).sort()).toEqual([202, 409, 409, 409, 409, 409])
+    for (const r of sends.filter((x) => x.status === 409))
+      expect(r.body.error).toMatchObject({ type: 'conflict', code: 'broadcast_not_draft' })
+    const done = await waitFor(
+      async () => {
+        const r = await client.get(`/v1/broadcasts/${b.body.id}`, acme.live)
+        return r.body.status === 'sent' ? r.body : null
+      },
+      { timeoutMs: 15_000, what: 'broadcast sent' },
+    )
+    expect(done.counts).toEqual({ queued: 2 })
   })
 })
