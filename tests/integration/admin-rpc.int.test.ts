@@ -116,6 +116,27 @@ describe('AdminRpc', () => {
     })
   })
 
+  it('a path parameter left out of params (or empty) is 400 invalid_body naming it, never an answer for the empty id', async () => {
+    await client.post('/v1/admin/suppressions', client.admin, { address: 'kept@example.com' })
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      // Answered { address: '', deleted: false } as if the call had worked.
+      ['email.suppressions.remove', {}, 'params.address'],
+      ['auth.projects.get', {}, 'params.slug'],
+      ['auth.projects.disable', { params: { slug: '' } }, 'params.slug'],
+      ['email.domains.setup', { params: { slug: 'acme' } }, 'params.domain'],
+      ['email.emails.get', { project: 'acme' }, 'params.id'],
+      ['webhook.deliveries.retry', { project: 'acme', params: { id: 'wh_x' } }, 'params.deliveryId'],
+    ]
+    for (const [operation, req, param] of cases)
+      expect(await fails(admin.call(operation, req)), operation).toMatchObject({
+        status: 400,
+        code: 'invalid_body',
+        param,
+      })
+    // A project operation takes its project from `project`, never from params.slug.
+    expect((await admin.call<any>('webhook.webhooks.list', { project: 'acme' })).data).toEqual([])
+  })
+
   it('a project name no project can have (NUL, lone surrogate) is 404 project_not_found, never 500', async () => {
     for (const project of ['\u0000', 'ac\u0000me', '\ud800'])
       expect(await fails(admin.call('email.emails.list', { project }))).toMatchObject({

@@ -53,6 +53,23 @@ function declaredHeaders(route: RouteDef, given: Record<string, string>): Record
   return out
 }
 
+/** The names of a route's path parameters (`/v1/webhooks/:id/deliveries/:deliveryId` → id, deliveryId). */
+const pathParamNames = (route: RouteDef): string[] =>
+  [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1] ?? '')
+
+/**
+ * The route's path parameters, each required in `params` (over HTTP a path without one matches
+ * no route): one left out or empty was handled as the empty id, a 404 for "" or, on
+ * `email.suppressions.remove`, an answer as if the call had worked.
+ */
+function checkPathParams(names: string[], params: Record<string, string>): void {
+  for (const name of names)
+    if (!params[name])
+      throw new MailerError('invalid_body', `params.${name} is required: the route's :${name}`, {
+        param: `params.${name}`,
+      })
+}
+
 /**
  * AdminRpc (libs/contracts/src/rpc.ts): serves `rpc.admin.<operation>` for one admin route or
  * mirrored project route with the route's own handler, so the admin API and AdminRpc cannot
@@ -65,6 +82,7 @@ export function serveAdminRpc(bus: Bus, queue: string, route: RouteDef, handler:
   const resolver = route.auth === 'admin' ? null : projectResolver(bus)
   // The gateway sends no body on GET, nor on a DELETE that declares none.
   const takesBody = route.method !== 'GET' && !(route.method === 'DELETE' && !route.body)
+  const required = pathParamNames(route)
 
   bus.serve(
     subject,
@@ -88,6 +106,7 @@ export function serveAdminRpc(bus: Bus, queue: string, route: RouteDef, handler:
           const { slug: _slug, ...rest } = params
           params = rest
         }
+        checkPathParams(required, params)
         const body = takesBody ? req.body : undefined
         // What the gateway refuses in an HTTP body (NUL, lone surrogates, deep nesting) is refused
         // here too: no route could store it, and it would fail in PostgreSQL as a 500.
