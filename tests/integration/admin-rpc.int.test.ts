@@ -137,6 +137,23 @@ describe('AdminRpc', () => {
     expect((await admin.call<any>('webhook.webhooks.list', { project: 'acme' })).data).toEqual([])
   })
 
+  it('`project` on an admin operation is refused (400, param project) rather than ignored', async () => {
+    // It was ignored: this listed the emails of every project, and analytics summed them all.
+    const cases = [
+      ['email.emails.admin-list', 'query.project'],
+      ['analytics.admin', 'query.project'],
+      ['auth.projects.get', 'params.slug'],
+      ['email.stats', 'no one project'],
+    ]
+    for (const [operation, where] of cases)
+      expect(await fails(admin.call(operation!, { project: 'acme' })), operation).toMatchObject({
+        status: 400,
+        code: 'invalid_body',
+        param: 'project',
+        message: expect.stringContaining(where!),
+      })
+  })
+
   it('a project name no project can have (NUL, lone surrogate) is 404 project_not_found, never 500', async () => {
     for (const project of ['\u0000', 'ac\u0000me', '\ud800'])
       expect(await fails(admin.call('email.emails.list', { project }))).toMatchObject({

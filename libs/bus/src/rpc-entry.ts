@@ -11,6 +11,7 @@ import {
   type RouteDef,
 } from '@mailer/contracts'
 import type { Msg } from 'nats'
+import { z } from 'zod'
 import type { Bus } from './bus.js'
 import { projectRef, projectResolver } from './project-resolver.js'
 import type { RouteHandler } from './route-handlers.js'
@@ -56,6 +57,18 @@ function declaredHeaders(route: RouteDef, given: Record<string, string>): Record
 /** The names of a route's path parameters (`/v1/webhooks/:id/deliveries/:deliveryId` → id, deliveryId). */
 const pathParamNames = (route: RouteDef): string[] =>
   [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1] ?? '')
+
+/**
+ * Where an admin operation takes its project, for the error refusing `project` on it: that field
+ * names the project of a mirrored project route only, and left silently unused on an admin
+ * operation it dropped the caller's filter (every project's emails, analytics summed).
+ */
+function whereAdminTakesProject(route: RouteDef): string {
+  if (pathParamNames(route).includes('slug')) return 'name the project in params.slug'
+  const query = route.query
+  if (query instanceof z.ZodObject && 'project' in query.shape) return 'name the project in query.project'
+  return 'it acts on no one project'
+}
 
 /**
  * The route's path parameters, each required in `params` (over HTTP a path without one matches
@@ -105,6 +118,12 @@ export function serveAdminRpc(bus: Bus, queue: string, route: RouteDef, handler:
           // As on the mirror, the slug picks the project; it is not a parameter of the route.
           const { slug: _slug, ...rest } = params
           params = rest
+        } else if (req.project !== undefined) {
+          throw new MailerError(
+            'invalid_body',
+            `${operation} is an admin operation, not one of a project: ${whereAdminTakesProject(route)}`,
+            { param: 'project' },
+          )
         }
         checkPathParams(required, params)
         const body = takesBody ? req.body : undefined

@@ -187,7 +187,7 @@ export class MailerRpcClient {
 
 /** What an AdminRpc operation takes (libs/contracts/src/rpc.ts `AdminRpcRequest`). */
 export interface AdminRpcRequest {
-  /** Required by project operations (the admin mirror's `:slug`). */
+  /** Required by project operations (the admin mirror's `:slug`); refused by admin operations. */
   project?: string
   params?: Record<string, string>
   query?: Record<string, string>

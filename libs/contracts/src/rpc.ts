@@ -87,7 +87,7 @@ export type MailerRpcMethodName = keyof typeof MAILER_RPC_METHODS
  * names (`{ slug }` for `/v1/admin/projects/:slug`, `{ id }` for `/v1/emails/:id`), the query
  * string in `query`, the JSON body in `body`, and forwarded headers (lower-case, e.g.
  * `idempotency-key`) in `headers`. Errors are those of the route, plus 400 `invalid_body`
- * (param `project`) when a project operation has none, 400 `invalid_body` (param
+ * (param `project`) when a project operation has none or an admin operation has one, 400 `invalid_body` (param
  * `params.<name>`) when a path parameter of the route is missing or empty, and 404
  * `route_not_found` for an unknown operation when the server can tell.
  */
