@@ -129,6 +129,17 @@ describe('sendBatch', () => {
     expect((await adminGet(r.data[0].id)).apiKeyId).toBeNull()
   })
 
+  it('answers what POST /v1/emails/batch answers for the same body that is no batch', async () => {
+    // sendBatch(null) was 400 invalid_body args.0 where the route (and send(null)) says missing_body,
+    // and a body that is no array named args.0 where the route names nothing.
+    for (const body of [null, {}, 'x', 5]) {
+      const viaHttp = await client.post('/v1/emails/batch', acme.live, body)
+      expect(viaHttp.status, JSON.stringify(body)).toBe(400)
+      const e = await fails(rpc('sendBatch', 'acme', body))
+      expect(e, JSON.stringify(body)).toEqual({ ...viaHttp.body.error, status: 400 })
+    }
+  })
+
   it('refuses more than 100 inputs', async () => {
     const e = await fails(
       rpc(

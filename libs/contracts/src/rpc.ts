@@ -51,7 +51,9 @@ export const MAILER_RPC_METHODS = {
   sendBatch: {
     subject: RPC.mailer.sendBatch,
     route: { method: 'POST', path: '/v1/emails/batch' },
-    args: z.tuple([z.array(z.unknown())]),
+    // The inputs are the route's body, checked by the route as send's input is: sendBatch(null)
+    // is its missing_body and a non-array its invalid_body, exactly what HTTP answers.
+    args: z.tuple([z.unknown()]),
     returns: '{ data }: one result or { error } per input, in input order',
   },
   get: {
