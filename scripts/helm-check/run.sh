@@ -4,8 +4,9 @@
 #   from ConfigMaps) and plain-URL values (with a database CA, and NATS's CA and client certificate,
 #   from Secrets),
 #   the `fail` messages of an unconfigured install, every rendered object against the
-#   Kubernetes schemas (kubernetes-models), the dashboard and its copies, and every pod's
-#   environment against its service's own env schema (pod-env.mjs).
+#   Kubernetes schemas (kubernetes-models), the dashboard and its copies, every pod's
+#   environment against its service's own env schema (pod-env.mjs), and the services' PostgreSQL
+#   pools against docs/operations.md and the bundled server (db-connections.mjs).
 # Needs node, npm, tar and unzip (or python3), and the workspace installed (pnpm install: the
 # services' schemas and tsx); the first run fetches from the npm registry.
 # Exits non-zero on any problem.
@@ -140,5 +141,8 @@ tsx="$repo/node_modules/.bin/tsx"
 [ -x "$tsx" ] || { echo "no $tsx: run pnpm install at the repository root first" >&2; exit 1; }
 "$tsx" "$here/pod-env.mjs" "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" \
   "$out/production-ca.yaml"
+
+step "PostgreSQL connections: the services' pools against docs/operations.md and the bundled server"
+node "$here/db-connections.mjs" "$out/default.yaml" "$out/production.yaml"
 
 step "helm chart OK"
