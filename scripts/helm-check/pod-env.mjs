@@ -208,6 +208,10 @@ async function checkService(o, objs, file) {
         )
     }
     const raw = containerEnv(c, objs, where)
+    // The logger's `version` (libs/observability): the release a log line came from in a rollout.
+    const tag = c.image.slice(c.image.lastIndexOf(':') + 1)
+    if (raw.MAILER_VERSION !== tag)
+      fail(where, `MAILER_VERSION is ${raw.MAILER_VERSION ?? '(unset)'}, not the image's tag ${tag}`)
     checkDatabaseFiles(spec, c, raw.DATABASE_URL ?? '', where)
     await checkNatsFiles(spec, c, raw, where)
     let env

@@ -60,8 +60,8 @@ step "helm template"
 "$helm" template mailer "$chart" --namespace mailer -f "$prod" >"$out/production.yaml"
 # External services given as plain URLs (the migration hook then carries its own Secret),
 # with every optional object switched on: the database's CA from a Secret, named in the URL, and
-# a slower relay: the dispatcher's grace period must follow its SMTP_TIMEOUT_SECONDS (checked by
-# pod-env.mjs).
+# a slower relay: the dispatcher's grace period must follow its SMTP_TIMEOUT_SECONDS, and an image
+# tag the logs' MAILER_VERSION must follow (both checked by pod-env.mjs).
 ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/etc/mailer/postgresql-ca/ca.crt'
 "$helm" template mailer "$chart" --namespace mailer \
   --set postgresql.enabled=false --set-string "externalDatabase.url=$ca_url" \
@@ -73,6 +73,7 @@ ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/e
   --set metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboard.enabled=true \
   --set services.gateway.hpa.enabled=true,services.gateway.pdb.enabled=true \
   --set-string services.dispatcher.env.SMTP_TIMEOUT_SECONDS=55.5 \
+  --set-string image.tag=0.2.0-rc.1 \
   >"$out/external-urls.yaml"
 # Production values with the database's and NATS's CAs from ConfigMaps (the URLs are in the
 # user's Secret), and NATS's handshake_first.

@@ -35,6 +35,12 @@ app.kubernetes.io/part-of: mailer
 {{- printf "%s:%s" $img.repository ($img.tag | default .root.Chart.AppVersion) }}
 {{- end }}
 
+{{/* The image's tag alone (the `version` of every log line, MAILER_VERSION); same dict. */}}
+{{- define "mailer.imageTag" -}}
+{{- $img := merge (deepCopy (.override | default dict)) .root.Values.image }}
+{{- $img.tag | default .root.Chart.AppVersion }}
+{{- end }}
+
 {{- define "mailer.imagePullPolicy" -}}
 {{- $img := merge (deepCopy (.override | default dict)) .root.Values.image }}
 {{- $img.pullPolicy }}
