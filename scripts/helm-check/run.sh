@@ -5,7 +5,8 @@
 #   from Secrets),
 #   the `fail` messages of an unconfigured install, every rendered object against the
 #   Kubernetes schemas (kubernetes-models), the dashboard and its copies, every pod's
-#   environment against its service's own env schema (pod-env.mjs), and the services' PostgreSQL
+#   environment against its service's own env schema (pod-env.mjs), every setting the services
+#   read against docs/operations.md's Settings (settings.mjs), and the services' PostgreSQL
 #   pools against docs/operations.md and the bundled server (db-connections.mjs).
 # Needs node, npm, tar and unzip (or python3), and the workspace installed (pnpm install: the
 # services' schemas and tsx); the first run fetches from the npm registry.
@@ -142,6 +143,9 @@ tsx="$repo/node_modules/.bin/tsx"
 [ -x "$tsx" ] || { echo "no $tsx: run pnpm install at the repository root first" >&2; exit 1; }
 "$tsx" "$here/pod-env.mjs" "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" \
   "$out/production-ca.yaml"
+
+step "every setting a service reads in docs/operations.md with its default; config keys read by a service"
+"$tsx" "$here/settings.mjs"
 
 step "PostgreSQL connections: the services' pools against docs/operations.md and the bundled server"
 node "$here/db-connections.mjs" "$out/default.yaml" "$out/production.yaml"
