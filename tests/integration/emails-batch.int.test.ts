@@ -185,6 +185,40 @@ describe('POST /v1/emails/batch', () => {
     })
   })
 
+  it('an item refused for a suppressed recipient takes no key: a later item holding it is sent on its own', async () => {
+    await client.post('/v1/admin/suppressions', client.admin, { address: 'gone@x.test' })
+    const key = { idempotencyKey: 'after-suppressed' }
+    const items = [
+      email(acme.from, { to: 'gone@x.test', ...key }),
+      email(acme.from, { to: 'other@x.test', ...key }),
+      email(acme.from, { to: 'gone@x.test', ...key }),
+      email(acme.from, { to: 'other@x.test', ...key }),
+    ]
+    const suppressed = {
+      error: expect.objectContaining({ code: 'recipient_suppressed', param: 'gone@x.test' }),
+    }
+    // As the four sent one after the other: the first is refused and stores nothing, the second is
+    // a first send under the key, the third is refused again, the fourth repeats the second.
+    const dry = await batch(items, { query: '?dryRun=true' })
+    expect(dry.body.data).toEqual([
+      suppressed,
+      { id: null, status: 'queued' },
+      suppressed,
+      { id: null, status: 'queued' },
+    ])
+    const before = await count()
+    const r = await batch(items)
+    expect(r.body.data).toEqual([
+      suppressed,
+      { id: expect.stringMatching(/^email_/), status: 'queued' },
+      suppressed,
+      { id: r.body.data[1].id, status: 'queued', idempotent: true },
+    ])
+    expect(await count()).toBe(before + 1)
+    const got = await client.get(`/v1/emails/${r.body.data[1].id}`, acme.live)
+    expect(got.body.to).toEqual(['other@x.test'])
+  })
+
   it('the admin mirror batch records source admin', async () => {
     const r = await client.post('/v1/admin/projects/acme/emails/batch', client.admin, [email(acme.from)])
     expect(r.status).toBe(200)

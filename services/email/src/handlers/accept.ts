@@ -100,8 +100,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
   // Only projects a limit refused lately, and dry runs, read first (NearLimit).
   const nearLimit = new NearLimit()
 
-  return async (caller, items, opts) => {
-    const end = metrics.acceptSeconds.startTimer({ source: opts.source })
+  const run: Accept = async (caller, items, opts) => {
     const project = requireProject(caller)
     const live = caller.mode === 'live'
     // A live send to a suppressed address is refused. A broadcast never makes an email for one,
@@ -309,16 +308,37 @@ export function makeAcceptor(ctx: EmailContext): Accept {
       })
     }
 
+    // A leader refused for a suppressed recipient of its own stored nothing and took no key (the
+    // statement leaves such emails out), so a follower with another body is a first send under
+    // that key, as it would be sent after it: it runs again on its own (rare: no hot-path cost).
+    const again: Array<Keyed<PreparedSend>> = []
     for (const f of followers) {
       const lead = outcomes[f.leader.i]!
-      if ('error' in lead) outcomes[f.i] = lead
-      else if (f.send.hash !== f.leader.send.hash) outcomes[f.i] = { error: mismatch() }
+      if ('error' in lead) {
+        if (lead.error.code === 'recipient_suppressed' && f.send.hash !== f.leader.send.hash) again.push(f)
+        else outcomes[f.i] = lead
+      } else if (f.send.hash !== f.leader.send.hash) outcomes[f.i] = { error: mismatch() }
       else
         outcomes[f.i] = {
           result: lead.result.id === null ? lead.result : { ...lead.result, idempotent: true },
         }
     }
+    if (again.length > 0) {
+      const rerun = await run(
+        caller,
+        again.map((f) => items[f.i]!),
+        opts,
+      )
+      again.forEach((f, k) => {
+        outcomes[f.i] = rerun[k]!
+      })
+    }
+    return outcomes
+  }
 
+  return async (caller, items, opts) => {
+    const end = metrics.acceptSeconds.startTimer({ source: opts.source })
+    const outcomes = await run(caller, items, opts)
     let accepted = 0
     for (const o of outcomes) {
       if ('error' in o) metrics.rejected.inc({ source: opts.source, code: o.error.code })
