@@ -219,6 +219,21 @@ describe('POST /v1/emails/batch', () => {
     expect(got.body.to).toEqual(['other@x.test'])
   })
 
+  it('items under a key an earlier email holds each answer against that email, whatever the items before them', async () => {
+    const first = email(acme.from, { to: 'held@x.test', idempotencyKey: 'held' })
+    const sent = await client.post('/v1/emails', acme.live, first)
+    expect(sent.status).toBe(202)
+    const items = [{ ...first, subject: 'Another body' }, first]
+    const expected = [
+      { error: expect.objectContaining({ code: 'idempotency_payload_mismatch', param: 'idempotencyKey' }) },
+      { id: sent.body.id, status: 'queued', idempotent: true },
+    ]
+    expect((await batch(items, { query: '?dryRun=true' })).body.data).toEqual(expected)
+    const before = await count()
+    expect((await batch(items)).body.data).toEqual(expected)
+    expect(await count()).toBe(before)
+  })
+
   it('the admin mirror batch records source admin', async () => {
     const r = await client.post('/v1/admin/projects/acme/emails/batch', client.admin, [email(acme.from)])
     expect(r.status).toBe(200)

@@ -23,7 +23,13 @@ import {
 import { checkSuppression, suppressionError } from '../domain/recipients.js'
 import { acceptedStatus } from '../domain/records.js'
 import { type Limits, type NewEmail, type StoreRequest, storeMany } from '../infra/accept-store.js'
-import { findByKeys, type LookupQuery, lookupMany, type SendLookups } from '../infra/send-lookups.js'
+import {
+  findByKeys,
+  type KeyedEmail,
+  type LookupQuery,
+  lookupMany,
+  type SendLookups,
+} from '../infra/send-lookups.js'
 
 /** One send input with the idempotency key sources around it. */
 export interface AcceptItem {
@@ -58,6 +64,12 @@ const mismatch = () =>
     'This idempotency key was already used with a different request body',
     'idempotencyKey',
   )
+
+/** A send under a key `held` holds: its first answer again, or 409 when the body differs. */
+const repeatOf = (held: KeyedEmail, hash: string): Outcome =>
+  held.requestHash === hash
+    ? { result: { id: held.id, status: acceptedStatus(held), idempotent: true } }
+    : { error: mismatch() }
 
 /**
  * The accept path shared by the send and batch routes (and any RPC entry): every check in the
@@ -202,10 +214,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
       if (p.key) {
         const ex = existing.get(p.key)
         if (ex) {
-          outcomes[p.i] =
-            ex.requestHash === p.send.hash
-              ? { result: { id: ex.id, status: acceptedStatus(ex), idempotent: true } }
-              : { error: mismatch() }
+          outcomes[p.i] = repeatOf(ex, p.send.hash)
           continue
         }
         const leader = leaders.get(p.key)
@@ -243,6 +252,8 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     })
     const candidates = fresh.slice(0, pre.admitted)
     let refusedByStore = 0
+    // Keys another email turned out to hold when storing (found by the items that lost them).
+    const held = new Map<string, KeyedEmail>()
 
     if (opts.dryRun) {
       for (const p of candidates) outcomes[p.i] = { result: { id: null, status: statusOf(p.send) } }
@@ -293,10 +304,8 @@ export function makeAcceptor(ctx: EmailContext): Accept {
               'service_unavailable',
               'A concurrent request with the same idempotency key did not complete; retry',
             )
-          outcomes[p.i] =
-            w.requestHash === p.send.hash
-              ? { result: { id: w.id, status: acceptedStatus(w), idempotent: true } }
-              : { error: mismatch() }
+          held.set(p.key!, w)
+          outcomes[p.i] = repeatOf(w, p.send.hash)
         }
       }
     }
@@ -314,7 +323,11 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     const again: Array<Keyed<PreparedSend>> = []
     for (const f of followers) {
       const lead = outcomes[f.leader.i]!
-      if ('error' in lead) {
+      // The key was another email's already: each item is a repeat of that email, whatever the
+      // leader's body (as the read-first path answers from the keys it read).
+      const w = held.get(f.key!)
+      if (w) outcomes[f.i] = repeatOf(w, f.send.hash)
+      else if ('error' in lead) {
         if (lead.error.code === 'recipient_suppressed' && f.send.hash !== f.leader.send.hash) again.push(f)
         else outcomes[f.i] = lead
       } else if (f.send.hash !== f.leader.send.hash) outcomes[f.i] = { error: mismatch() }
