@@ -219,6 +219,22 @@ describe('POST /v1/emails/batch', () => {
     expect(got.body.to).toEqual(['other@x.test'])
   })
 
+  it('a later item under a shared key with a suppressed recipient is 422, suppression coming before idempotency', async () => {
+    await client.post('/v1/admin/suppressions', client.admin, { address: 'shut@x.test' })
+    const key = { idempotencyKey: 'then-suppressed' }
+    const items = [
+      email(acme.from, { to: 'open@x.test', ...key }),
+      email(acme.from, { to: 'shut@x.test', ...key }),
+    ]
+    const dry = await batch(items, { query: '?dryRun=true' })
+    const r = await batch(items)
+    const suppressed = {
+      error: expect.objectContaining({ code: 'recipient_suppressed', param: 'shut@x.test' }),
+    }
+    expect(dry.body.data).toEqual([{ id: null, status: 'queued' }, suppressed])
+    expect(r.body.data).toEqual([{ id: expect.stringMatching(/^email_/), status: 'queued' }, suppressed])
+  })
+
   it('items under a key an earlier email holds each answer against that email, whatever the items before them', async () => {
     const first = email(acme.from, { to: 'held@x.test', idempotencyKey: 'held' })
     const sent = await client.post('/v1/emails', acme.live, first)

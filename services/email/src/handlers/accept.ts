@@ -336,6 +336,22 @@ export function makeAcceptor(ctx: EmailContext): Accept {
           result: lead.result.id === null ? lead.result : { ...lead.result, idempotent: true },
         }
     }
+    // A follower with a body of its own has recipients of its own, which nothing in this request
+    // checked against the list unless it read first; suppression comes before idempotency, so
+    // they are read now (only for such followers: rare).
+    const own = followers.filter((f) => f.send.hash !== f.leader.send.hash && !again.includes(f))
+    if (suppressible && !readFirst && own.length > 0) {
+      const { suppressed: listed } = await lookups.submit({
+        projectId: project.id,
+        addresses: addressesOf(own),
+        keys: [],
+        windows: null,
+      })
+      for (const f of own) {
+        const e = suppressionError(f.send.recipients, listed)
+        if (e) outcomes[f.i] = { error: e }
+      }
+    }
     if (again.length > 0) {
       const rerun = await run(
         caller,
