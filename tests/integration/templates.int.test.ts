@@ -210,6 +210,27 @@ describe('rendering', () => {
       'template_not_found',
     )
   })
+  it('a variable path through __proto__ is only data: a preview leaves the service answering', async () => {
+    await create({
+      name: 'proto',
+      text: 'Hi {{who}}',
+      variables: [
+        { name: '__proto__.polluted', example: 'yes' },
+        { name: 'who', example: 'Ann' },
+      ],
+    })
+    try {
+      const r = await client.post('/v1/templates/proto/render', acme.live, {})
+      expect(r.status).toBe(200)
+      expect(r.body.text).toBe('Hi Ann')
+      // The services of this file run in this process: every object would have had the property.
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+      expect((await client.get('/v1/templates/proto', acme.live)).status).toBe(200)
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted
+    }
+  })
+
   it('refuses data that would make a render repeat for hours, and keeps serving', async () => {
     const loops =
       '{{#each xs}}{{#each @root.xs}}{{#each @root.xs}}{{#each @root.xs}}.{{/each}}{{/each}}{{/each}}{{/each}}'

@@ -46,3 +46,19 @@ describe('exampleData', () => {
     ).toEqual({ a: 'x', u: { name: 'Ann' } })
   })
 })
+
+describe('exampleData with names through __proto__', () => {
+  it('keeps them as own data and never writes to a prototype', () => {
+    const out = exampleData([
+      { name: '__proto__.polluted', required: false, example: 'yes' },
+      { name: 'constructor.prototype.also', required: false, example: 'yes' },
+    ])
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    expect(({} as Record<string, unknown>).also).toBeUndefined()
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype)
+    expect(Object.hasOwn(out, '__proto__')).toBe(true)
+    expect(JSON.parse(JSON.stringify(out))).toEqual(
+      JSON.parse('{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"also":"yes"}}}'),
+    )
+  })
+})

@@ -43,6 +43,15 @@ export function templateData(data: unknown): Record<string, unknown> {
   return data as Record<string, unknown>
 }
 
+/**
+ * Sets an own data property. A variable path is the author's text: `out[key] = v` with a key of
+ * `__proto__` would set the object's prototype (`__proto__.x` wrote `x` onto Object.prototype,
+ * for every object of the service), so every step goes through defineProperty and own properties.
+ */
+function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true })
+}
+
 /** Declared examples as a data object, for previews without data (`{ a: ex }`, dotted paths nested). */
 export function exampleData(variables: readonly VariableSpec[]): Record<string, unknown> {
   const out: Record<string, unknown> = {}
@@ -51,11 +60,11 @@ export function exampleData(variables: readonly VariableSpec[]): Record<string, 
     const parts = v.name.split('.')
     let cur = out
     for (const p of parts.slice(0, -1)) {
-      const next = cur[p]
-      if (next === null || typeof next !== 'object') cur[p] = {}
+      const next = Object.hasOwn(cur, p) ? cur[p] : undefined
+      if (next === null || typeof next !== 'object') setOwn(cur, p, {})
       cur = cur[p] as Record<string, unknown>
     }
-    cur[parts[parts.length - 1]!] = v.example
+    setOwn(cur, parts[parts.length - 1]!, v.example)
   }
   return out
 }
