@@ -134,6 +134,10 @@ describe('template CRUD and versions', () => {
       param: 'version',
     })
     expect((await client.get('/v1/templates/receipt', acme.live)).body.version).toBe(4)
+    // Past what a version number can be: a 400 naming it, not a 500 from the database.
+    const huge = await client.post('/v1/templates/receipt/restore', acme.live, { version: 2 ** 31 })
+    expect(huge.status).toBe(400)
+    expect(huge.body.error).toMatchObject({ code: 'invalid_body', param: 'version' })
   })
 
   it('lists without bodies, pages, filters by name and hides other projects', async () => {

@@ -19,6 +19,8 @@ const subject = z
   .max(998)
   .refine((s) => !/[\r\n]/.test(s), 'subject cannot contain line breaks')
 const part = z.string().min(1).max(MAX_TEMPLATE_PART)
+/** A version number: stored as a 4-byte integer, so a larger one can be no version (and failed as 500). */
+const version = z.number().int().min(1).max(2_147_483_647)
 
 export const TemplateVariable = z.strictObject({
   name: z
@@ -70,7 +72,7 @@ export const UpdateTemplateBody = z
     html: part.nullable().optional(),
     text: part.nullable().optional(),
     variables: variables.optional(),
-    version: z.number().int().min(1).optional(),
+    version: version.optional(),
   })
   .refine(
     (v) =>
@@ -79,7 +81,7 @@ export const UpdateTemplateBody = z
   )
 export type UpdateTemplateBody = z.infer<typeof UpdateTemplateBody>
 
-export const RestoreTemplateBody = z.strictObject({ version: z.number().int().min(1) })
+export const RestoreTemplateBody = z.strictObject({ version })
 
 export const RenderTemplateBody = z.strictObject({ data: z.record(z.string(), z.unknown()).optional() })
 
