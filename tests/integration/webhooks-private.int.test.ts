@@ -39,6 +39,10 @@ describe('outbound safety', () => {
     'http://[fd00::1]/hook',
     'http://[fe80::1]/hook',
     'http://[::ffff:127.0.0.1]/hook',
+    // Localhost names are loopback whatever the resolver says (RFC 6761), with or without the root dot.
+    'http://localhost./hook',
+    'http://api.localhost/hook',
+    'http://API.LOCALHOST./hook',
   ])('refuses %s at create with 400 invalid_body param url', async (url) => {
     const r = await client.post('/v1/webhooks', p.live, { url })
     expect(r.status).toBe(400)
@@ -63,9 +67,11 @@ describe('outbound safety', () => {
     // Saved before the rule applied (or pointed at a private address by DNS later): insert directly.
     const literal = fakeId('wh')
     const named = fakeId('wh')
+    const localName = fakeId('wh')
     for (const [id, url] of [
       [literal, receiver.url('/literal')],
       [named, `http://localhost:${receiver.portNumber}/named`],
+      [localName, `http://api.localhost:${receiver.portNumber}/local-name`],
     ]) {
       await sql(
         te,
@@ -76,20 +82,23 @@ describe('outbound safety', () => {
     await events.publish(p.project.id, makeEvent())
     const list = async (id: string) =>
       (await client.get(`/v1/webhooks/${id}/deliveries`, p.live)).body.data as any[]
-    for (const id of [literal, named]) {
+    for (const [id, host] of [
+      [literal, /127\.0\.0\.1|::1/],
+      [named, /localhost/],
+      [localName, /api\.localhost/],
+    ] as const) {
       const d = await waitFor(
         async () => ((await list(id))[0]?.status === 'failed' ? (await list(id))[0] : null),
         { what: `failed delivery of ${id}` },
       )
       expect(d).toMatchObject({ status: 'failed', attempt: 1, responseCode: null, nextAttemptAt: null })
-      expect(d.responseBody).toMatch(
-        /^blocked: .*(127\.0\.0\.1|::1).*private address; set WEBHOOK_ALLOW_PRIVATE=true/,
-      )
+      expect(d.responseBody).toMatch(/^blocked: .*private address; set WEBHOOK_ALLOW_PRIVATE=true/)
+      expect(d.responseBody).toMatch(host)
     }
     await sleep(500)
     expect(receiver.requests).toHaveLength(0)
     expect(
       await metricValue(stack.metricsPort('webhook'), 'mailer_webhook_attempts_total', 'outcome="blocked"'),
-    ).toBe(2)
+    ).toBe(3)
   })
 })

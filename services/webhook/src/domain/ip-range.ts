@@ -109,3 +109,10 @@ export const stripBrackets = (host: string): string => host.replace(/^\[(.*)\]$/
 
 export const isIpLiteral = (host: string): boolean =>
   parseIPv4(stripBrackets(host)) !== null || parseIPv6(stripBrackets(host)) !== null
+
+/**
+ * `localhost` and every name under it, with or without the root dot, in any case: loopback by
+ * definition (RFC 6761 section 6.3), whether or not the resolver at hand answers for them (glibc
+ * with /etc/hosts alone does not for `localhost.` or `api.localhost`; systemd-resolved does).
+ */
+export const isLocalhostName = (host: string): boolean => /(^|\.)localhost\.?$/i.test(host)

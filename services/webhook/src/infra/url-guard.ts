@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { lookup } from 'node:dns/promises'
 import type { LookupFunction } from 'node:net'
 import { fail } from '@mailer/contracts'
-import { isIpLiteral, isPrivateAddress, stripBrackets } from '../domain/ip-range.js'
+import { isIpLiteral, isLocalhostName, isPrivateAddress, stripBrackets } from '../domain/ip-range.js'
 
 const ALLOW_HINT = 'set WEBHOOK_ALLOW_PRIVATE=true to allow it'
 
@@ -15,9 +15,16 @@ const blockedMessage = (host: string, address: string) =>
     ? `${address} is a loopback, link-local or private address; ${ALLOW_HINT}`
     : `${host} resolves to ${address}, a loopback, link-local or private address; ${ALLOW_HINT}`
 
-/** For an IP-literal host: the reason it is refused, or null. Host names are checked by `guardedLookup`. */
+const localhostMessage = (host: string) =>
+  `${host} is a localhost name (RFC 6761), a loopback, link-local or private address; ${ALLOW_HINT}`
+
+/**
+ * For a host refused by its text alone (an IP literal in a blocked range, or a localhost name):
+ * the reason, or null. Other host names are checked by what they resolve to (`guardedLookup`).
+ */
 export function literalBlockReason(url: URL): string | null {
   const host = stripBrackets(url.hostname)
+  if (isLocalhostName(host)) return localhostMessage(host)
   return isIpLiteral(host) && isPrivateAddress(host) ? blockedMessage(host, host) : null
 }
 
