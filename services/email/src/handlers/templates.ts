@@ -39,7 +39,10 @@ function nameParam(params: Record<string, string>): string {
   return name
 }
 
-/** Content that can be saved: parseable Handlebars in every part, and html or text present. */
+/**
+ * Content that can be saved (created, changed or restored): parseable Handlebars in every part,
+ * and html or text present.
+ */
 function checkContent(c: TemplateContent): TemplateContent {
   if (c.html === null && c.text === null) {
     throw fail('invalid_body', 'a template needs html or text; both would be empty', 'html')
@@ -145,7 +148,7 @@ export function serveTemplates(ctx: EmailContext, cache: TemplateCache): void {
     'api.email.templates.restore': async ({ caller, params, body }) => {
       const project = requireProject(caller)
       const { version } = parseBody(RestoreTemplateBody, body)
-      const t = await store.restore(project.id, nameParam(params), version)
+      const t = await store.restore(project.id, nameParam(params), version, checkContent)
       await changed(t, 'restored', caller.requestId)
       return toTemplateRecord(t)
     },

@@ -115,8 +115,16 @@ export class TemplateStore {
     })
   }
 
-  /** Makes an old version current again, as a new version (history is never rewritten). */
-  async restore(projectId: string, name: string, version: number): Promise<Template> {
+  /**
+   * Makes an old version current again, as a new version (history is never rewritten). `check`
+   * vets the old content as a save would (it may have been saved under laxer rules) and may throw.
+   */
+  async restore(
+    projectId: string,
+    name: string,
+    version: number,
+    check: (old: TemplateContent) => TemplateContent,
+  ): Promise<Template> {
     return this.db.$transaction(async (tx) => {
       const cur = await this.lock(tx, projectId, name)
       const old = await tx.templateVersion.findUnique({
@@ -125,12 +133,16 @@ export class TemplateStore {
       if (!old) {
         throw fail('template_version_not_found', `Template '${name}' has no version ${version}`, 'version')
       }
-      return this.writeVersion(tx, cur, {
-        subject: old.subject,
-        html: old.html,
-        text: old.text,
-        variables: storedVariables(old.variables),
-      })
+      return this.writeVersion(
+        tx,
+        cur,
+        check({
+          subject: old.subject,
+          html: old.html,
+          text: old.text,
+          variables: storedVariables(old.variables),
+        }),
+      )
     })
   }
 
