@@ -121,6 +121,19 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     const suppressible = live || opts.source === 'broadcast'
     const now = new Date()
     const outcomes: Outcome[] = new Array(items.length)
+    /** Reads the list for sends not checked against it yet; a suppressed one gets its 422. */
+    const refuseSuppressed = async (sends: Array<Keyed<CheckedSend>>) => {
+      const { suppressed: listed } = await lookups.submit({
+        projectId: project.id,
+        addresses: addressesOf(sends),
+        keys: [],
+        windows: null,
+      })
+      for (const c of sends) {
+        const e = suppressionError(c.send.recipients, listed)
+        if (e) outcomes[c.i] = { error: e }
+      }
+    }
 
     const sctx: SendContext = {
       projectId: project.id,
@@ -191,18 +204,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
       }),
     )
     // A send failing a later check without the list read yet: a suppressed recipient comes first.
-    if (unread.length > 0) {
-      const { suppressed: listed } = await lookups.submit({
-        projectId: project.id,
-        addresses: addressesOf(unread),
-        keys: [],
-        windows: null,
-      })
-      for (const c of unread) {
-        const e = suppressionError(c.send.recipients, listed)
-        if (e) outcomes[c.i] = { error: e }
-      }
-    }
+    if (unread.length > 0) await refuseSuppressed(unread)
 
     // idempotency: a known key answers its first result again (or 409); a key repeated inside
     // this request follows the first item holding it.
@@ -340,18 +342,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     // checked against the list unless it read first; suppression comes before idempotency, so
     // they are read now (only for such followers: rare).
     const own = followers.filter((f) => f.send.hash !== f.leader.send.hash && !again.includes(f))
-    if (suppressible && !readFirst && own.length > 0) {
-      const { suppressed: listed } = await lookups.submit({
-        projectId: project.id,
-        addresses: addressesOf(own),
-        keys: [],
-        windows: null,
-      })
-      for (const f of own) {
-        const e = suppressionError(f.send.recipients, listed)
-        if (e) outcomes[f.i] = { error: e }
-      }
-    }
+    if (suppressible && !readFirst && own.length > 0) await refuseSuppressed(own)
     if (again.length > 0) {
       const rerun = await run(
         caller,
