@@ -1,3 +1,4 @@
+import type { Runtime } from '@mailer/bus'
 import type { TestEnv } from '@mailer/testing'
 import { settleWithin } from './infra.js'
 
@@ -13,11 +14,15 @@ export const ALL_SERVICES = [
 ] as const
 export type ServiceName = (typeof ALL_SERVICES)[number]
 
+type Registry = Runtime['metrics']['registry']
+
 interface Handle {
   stop(): Promise<void>
   kill(): Promise<void>
   url?: string
   metricsPort: number
+  /** The registry its /metrics serves: every metric it defined, with label names, used or not. */
+  registry: Registry
 }
 
 export const ADMIN_KEY = 'test-admin-key-0123456789'
@@ -52,6 +57,7 @@ export class Stack {
       stop: () => rt.stop(),
       kill: () => rt.kill(),
       metricsPort: rt.ops.port,
+      registry: rt.metrics.registry,
       ...(started.url ? { url: started.url } : {}),
     }
     if (name === 'gateway') this.gatewayUrl = started.url
@@ -68,6 +74,12 @@ export class Stack {
     const h = this.running.get(name)
     if (!h) throw new Error(`${name} is not running`)
     return h.metricsPort
+  }
+
+  registry(name: ServiceName): Registry {
+    const h = this.running.get(name)
+    if (!h) throw new Error(`${name} is not running`)
+    return h.registry
   }
 
   async stop(name: ServiceName): Promise<void> {
