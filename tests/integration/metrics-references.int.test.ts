@@ -147,6 +147,25 @@ describe('metric references', () => {
     expect(problems).toEqual([])
   })
 
+  it('the alerts watch the ways in, the send queue, the relay, webhooks, every consumer and outbox', async () => {
+    const exposed = await exposedMetrics()
+    const alerted = new Set(alertRules().flatMap((r) => exprRefs(r.expr).metrics.map((m) => m.name)))
+    const mustWatch = [
+      'mailer_gateway_http_requests_total', // 5xx answered to REST callers
+      'mailer_email_rpc_calls_total', // errors answered to in-cluster NATS callers
+      'mailer_email_queue_oldest_seconds',
+      'mailer_dispatcher_deliveries_total',
+      'mailer_dispatcher_relay_breaker_open',
+      'mailer_webhook_attempts_total',
+      // Whichever service consumes a stream or publishes through an outbox: a backlog there
+      // holds up emails, webhooks or analytics while every pod looks healthy.
+      ...[...exposed.keys()].filter((n) =>
+        /_(consumer_pending|outbox_publish_failures_total|outbox_unpublishable_total)$/.test(n),
+      ),
+    ]
+    expect(mustWatch.filter((n) => !alerted.has(n))).toEqual([])
+  })
+
   it('every alert waits a while before firing and has its runbook in docs/operations.md', () => {
     const rules = alertRules()
     const documented = runbooks()
