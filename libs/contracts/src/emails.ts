@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { isoWithOffset, pageQuery } from './pagination.js'
+import { withoutProtoKey } from './proto-key.js'
 
 /** Email statuses (contract.md part 3). */
 export const EMAIL_STATUS_VALUES = [
@@ -122,10 +123,12 @@ export const SendEmailInput = z
     data: z.unknown().optional(),
     headers: z.unknown().optional(),
     attachments: z.unknown().optional(),
-    tags: z
-      .record(z.string().min(1).max(64), z.string().max(256))
-      .refine((t) => Object.keys(t).length <= MAX_TAGS, `at most ${MAX_TAGS} tags`)
-      .optional(),
+    tags: withoutProtoKey(
+      z
+        .record(z.string().min(1).max(64), z.string().max(256))
+        .refine((t) => Object.keys(t).length <= MAX_TAGS, `at most ${MAX_TAGS} tags`),
+      'a tag',
+    ).optional(),
     scheduledAt: z.unknown().optional(),
     trackOpens: z.boolean().optional(),
     trackClicks: z.boolean().optional(),

@@ -1,4 +1,4 @@
-import { CONTROL_CHARS_RE, fail } from '@mailer/contracts'
+import { CONTROL_CHARS_RE, fail, PROTO_KEY } from '@mailer/contracts'
 
 const NAME_RE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 /** The contract's reserved names: fields the service writes itself from the send input. */
@@ -66,6 +66,9 @@ export function checkHeaders(raw: unknown): Record<string, string> {
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     const param = `headers.${name}`
     if (!NAME_RE.test(name)) throw fail('invalid_header', `'${name}' is not a valid header name`, param)
+    // A token by the contract's rule, but `out[name] = value` would hit the prototype setter and
+    // drop the header without a word: refused by name, like the names the service owns.
+    if (name === PROTO_KEY) throw fail('invalid_header', `${PROTO_KEY} cannot be a header name`, param)
     if (isOwned(name.toLowerCase()))
       throw fail('invalid_header', `${name} is set by the service and cannot be given`, param)
     if (typeof value !== 'string') throw fail('invalid_header', `${name} must be a string`, param)
