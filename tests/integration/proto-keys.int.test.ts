@@ -12,7 +12,7 @@ let client: ReturnType<typeof api>
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
+  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
   client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme', 'acme.test')
 })
@@ -55,5 +55,48 @@ describe('a send: tags and headers named __proto__', () => {
     expect(got.body.tags).toEqual({ constructor: 'a', toString: 'b', hasOwnProperty: 'c' })
     const content = await client.get(`/v1/emails/${r.body.id}/content`, acme.live)
     expect(content.body.headers).toEqual({ constructor: 'x', valueOf: 'y' })
+  })
+})
+
+describe('a contact: a data key named __proto__', () => {
+  it('is 400 invalid_body naming it on create, import and PATCH, and the stored data stays', async () => {
+    const made = await client.post('/v1/contacts', acme.live, {
+      email: 'ann@example.com',
+      data: { plan: 'pro' },
+    })
+    expect(made.status).toBe(201)
+
+    const create = await client.post('/v1/contacts', acme.live, {
+      email: 'bob@example.com',
+      data: json('{"__proto__":{"x":1},"plan":"free"}'),
+    })
+    expect(create.status).toBe(400)
+    expect(create.body.error).toMatchObject({ code: 'invalid_body', param: 'data.__proto__' })
+
+    const imported = await client.post('/v1/contacts/import', acme.live, [
+      { email: 'cy@example.com' },
+      { email: 'di@example.com', data: json('{"__proto__":"x"}') },
+    ])
+    expect(imported.status).toBe(400)
+    expect(imported.body.error).toMatchObject({ code: 'invalid_body', param: '1.data.__proto__' })
+
+    // A PATCH of that key alone cleared the contact's data to {}.
+    const patched = await client.patch(`/v1/contacts/${made.body.id}`, acme.live, {
+      data: json('{"__proto__":{"plan":"free"}}'),
+    })
+    expect(patched.status).toBe(400)
+    expect(patched.body.error).toMatchObject({ code: 'invalid_body', param: 'data.__proto__' })
+    expect((await client.get(`/v1/contacts/${made.body.id}`, acme.live)).body.data).toEqual({ plan: 'pro' })
+  })
+
+  it('keeps constructor and __proto__ below the top level as data', async () => {
+    const r = await client.post('/v1/contacts', acme.live, {
+      email: 'eve@example.com',
+      data: json('{"constructor":"c","profile":{"__proto__":{"x":1}}}'),
+    })
+    expect(r.status).toBe(201)
+    const got = await client.get(`/v1/contacts/${r.body.id}`, acme.live)
+    expect(got.body.data.constructor).toBe('c')
+    expect(Object.getOwnPropertyDescriptor(got.body.data.profile, '__proto__')?.value).toEqual({ x: 1 })
   })
 })

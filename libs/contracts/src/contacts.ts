@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ADDRESS_RE } from './emails.js'
 import { pageQuery } from './pagination.js'
+import { withoutProtoKey } from './proto-key.js'
 
 /** Contacts imported or addressed at once (POST /v1/contacts/import, audience membership). */
 export const MAX_CONTACT_IMPORT = 5000
@@ -16,12 +17,19 @@ export const ContactEmail = z
 
 const personName = z.string().max(200).nullable()
 
-/** Free-form variables; the reserved names (`email`, `first_name`, ...) are set from the contact. */
-export const ContactData = z
-  .record(z.string().min(1).max(100), z.unknown())
-  .refine((d) => Buffer.byteLength(JSON.stringify(d), 'utf8') <= MAX_CONTACT_DATA_BYTES, {
-    message: `data must be at most ${MAX_CONTACT_DATA_BYTES} bytes as JSON`,
-  })
+/**
+ * Free-form variables; the reserved names (`email`, `first_name`, ...) are set from the contact.
+ * A top-level `__proto__` is refused by name: the record would leave it out unsaid, and a PATCH
+ * of `{ "__proto__": … }` alone cleared the stored data.
+ */
+export const ContactData = withoutProtoKey(
+  z
+    .record(z.string().min(1).max(100), z.unknown())
+    .refine((d) => Buffer.byteLength(JSON.stringify(d), 'utf8') <= MAX_CONTACT_DATA_BYTES, {
+      message: `data must be at most ${MAX_CONTACT_DATA_BYTES} bytes as JSON`,
+    }),
+  'a data key',
+)
 
 /**
  * POST /v1/contacts and each import item: upserts by `email`. A field left out or null keeps the
