@@ -100,3 +100,30 @@ describe('a contact: a data key named __proto__', () => {
     expect(Object.getOwnPropertyDescriptor(got.body.data.profile, '__proto__')?.value).toEqual({ x: 1 })
   })
 })
+
+describe('template data under __proto__', () => {
+  it('a preview renders the data a send renders', async () => {
+    const made = await client.post('/v1/templates', acme.live, {
+      name: 'proto-data',
+      subject: 'Hi',
+      text: 'Hi {{__proto__.name}}',
+      variables: [{ name: '__proto__.name', required: true }],
+    })
+    expect(made.status).toBe(201)
+    const data = json('{"__proto__":{"name":"Ann"}}')
+
+    const sent = await client.post('/v1/emails', acme.test, {
+      from: acme.from,
+      to: 'bob@example.com',
+      template: 'proto-data',
+      data,
+    })
+    expect(sent.status).toBe(200)
+    expect((await client.get(`/v1/emails/${sent.body.id}`, acme.test)).body.textPreview).toBe('Hi Ann')
+
+    const preview = await client.post('/v1/templates/proto-data/render', acme.live, { data })
+    expect(preview.status).toBe(200)
+    expect(preview.body.text).toBe('Hi Ann')
+    expect(({} as Record<string, unknown>).name).toBeUndefined()
+  })
+})

@@ -83,7 +83,20 @@ export type UpdateTemplateBody = z.infer<typeof UpdateTemplateBody>
 
 export const RestoreTemplateBody = z.strictObject({ version })
 
-export const RenderTemplateBody = z.strictObject({ data: z.record(z.string(), z.unknown()).optional() })
+/**
+ * The preview's data, kept as given, as a send's is: a record would leave a `__proto__` key out
+ * (zod 4 does so without an issue), so the preview of data a send renders (a variable
+ * `__proto__.x` reads that key) answered a missing required variable or the example instead.
+ * Documented as the object it is.
+ */
+const previewData = z
+  .custom<Record<string, unknown>>(
+    (v) => v !== null && typeof v === 'object' && !Array.isArray(v),
+    'data must be an object of template variables',
+  )
+  .meta({ type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} })
+
+export const RenderTemplateBody = z.strictObject({ data: previewData.optional() })
 
 export const ListTemplatesQuery = pageQuery().extend({
   /** Names containing this text. */
