@@ -127,3 +127,29 @@ describe('template data under __proto__', () => {
     expect(({} as Record<string, unknown>).name).toBeUndefined()
   })
 })
+
+describe('an attachment whose extension names a member of Object.prototype', () => {
+  it('gets application/octet-stream, as any unknown extension', async () => {
+    const content = Buffer.from('hello').toString('base64')
+    const r = await client.post(
+      '/v1/emails',
+      acme.live,
+      email(acme.from, {
+        attachments: [
+          { filename: 'notes.constructor', content },
+          { filename: 'dump.__proto__', content },
+          { filename: 'a.toString', content },
+          { filename: 'report.pdf', content },
+        ],
+      }),
+    )
+    expect(r.status).toBe(202)
+    const got = await client.get(`/v1/emails/${r.body.id}/content`, acme.live)
+    expect(got.body.attachments.map((a: { type: unknown }) => a.type)).toEqual([
+      'application/octet-stream',
+      'application/octet-stream',
+      'application/octet-stream',
+      'application/pdf',
+    ])
+  })
+})

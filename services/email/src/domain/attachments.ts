@@ -28,10 +28,14 @@ const TYPES: Record<string, string> = {
   zip: 'application/zip',
 }
 
-/** The MIME type for a filename's extension; application/octet-stream when unknown. */
+/**
+ * The MIME type for a filename's extension; application/octet-stream when unknown. Own entries
+ * only: `TYPES[ext]` of `a.constructor` or `a.__proto__` was Object or its prototype, stored as no
+ * type or `{}` (which the dispatcher cannot send).
+ */
 export function typeFor(filename: string): string {
   const ext = filename.slice(filename.lastIndexOf('.') + 1).toLowerCase()
-  return (filename.includes('.') && TYPES[ext]) || 'application/octet-stream'
+  return (filename.includes('.') && Object.hasOwn(TYPES, ext) && TYPES[ext]) || 'application/octet-stream'
 }
 
 /** Bytes that base64 text decodes to. */
