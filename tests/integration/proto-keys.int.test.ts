@@ -153,3 +153,17 @@ describe('an attachment whose extension names a member of Object.prototype', () 
     ])
   })
 })
+
+describe('a text part derived from html naming a member of Object.prototype', () => {
+  it('keeps &constructor; as written, like any unknown reference', async () => {
+    const made = await client.post('/v1/templates', acme.live, {
+      name: 'proto-entities',
+      subject: 'Hi',
+      html: '<p>Tom &constructor; Jerry &Constructor; &amp; &unknown;</p>',
+    })
+    expect(made.status).toBe(201)
+    const preview = await client.post('/v1/templates/proto-entities/render', acme.live, {})
+    expect(preview.status).toBe(200)
+    expect(preview.body.text).toBe('Tom &constructor; Jerry &Constructor; & &unknown;')
+  })
+})

@@ -173,6 +173,8 @@ export function decodeEntities(s: string): string {
         e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number.parseInt(e.slice(1), 10)
       return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : m
     }
-    return NAMED[e.toLowerCase()] ?? m
+    // Own entries only: `&constructor;` read Object from the prototype and wrote its source.
+    const name = e.toLowerCase()
+    return Object.hasOwn(NAMED, name) ? NAMED[name]! : m
   })
 }
