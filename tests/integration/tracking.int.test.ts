@@ -193,6 +193,18 @@ describe('click tracking of escaped links', () => {
     })
     const link2 = /<a href="([^"]+\/t\/c\/[^"]+)"/.exec(html2)![1]!
     expect((await follow(link2)).headers.get('location')).toBe('https://shop.example/p?q=1&r=2&s=3')
+
+    // A name of Object.prototype is an unknown reference like any other: kept, the link tracked.
+    const { html: html3 } = await sendAndReceive({
+      to: 'ann@example.com',
+      html: '<a href="https://shop.example/p?a=1&toString;&constructor;">x</a>',
+      trackClicks: true,
+    })
+    const link3 = /<a href="([^"]+\/t\/c\/[^"]+)"/.exec(html3)?.[1]
+    expect(link3, html3).toBeDefined()
+    expect((await follow(link3!)).headers.get('location')).toBe(
+      'https://shop.example/p?a=1&toString;&constructor;',
+    )
   })
 })
 

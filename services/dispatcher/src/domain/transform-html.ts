@@ -71,7 +71,9 @@ const REF_RE = /&(?:#(\d+);?|#[xX]([0-9a-fA-F]+);?|([A-Za-z]+);)/g
  */
 function decodeAttr(s: string): string {
   return s.replace(REF_RE, (whole, dec?: string, hex?: string, name?: string) => {
-    if (name !== undefined) return NAMED[name] ?? whole
+    // Own entries only: `&toString;` read a function from Object.prototype, and its source (with
+    // spaces) made the link no URL, so it went out untracked.
+    if (name !== undefined) return Object.hasOwn(NAMED, name) ? NAMED[name]! : whole
     const cp = dec !== undefined ? Number.parseInt(dec, 10) : Number.parseInt(hex!, 16)
     // NUL, surrogates and values past Unicode are the replacement character in HTML.
     const valid = cp > 0 && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff)
