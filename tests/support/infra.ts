@@ -265,11 +265,13 @@ export async function settleWithin(p: Promise<unknown>, ms: number): Promise<boo
 /**
  * A TCP front door to another port on 127.0.0.1 that a test can cut: every connection through it,
  * open or new, is dropped until `restore()`. Gives one client (a service's NATS connection) an
- * outage of its own while everything else stays connected.
+ * outage of its own while everything else stays connected. `hang()` keeps connections open but
+ * passes nothing on: a server that stopped answering.
  */
 export class TcpProxy {
   private readonly open = new Set<Socket>()
   private down = false
+  private hung = false
   private constructor(
     private readonly server: Server,
     readonly port: number,
@@ -291,6 +293,7 @@ export class TcpProxy {
       }
       const forward = (from: Socket, to: Socket) =>
         from.on('data', (chunk) => {
+          if (proxy.hung) return
           if (delayMs === 0) to.write(chunk)
           else setTimeout(() => to.writable && to.write(chunk), delayMs)
         })
@@ -309,8 +312,17 @@ export class TcpProxy {
     for (const s of this.open) s.destroy()
   }
 
+  /**
+   * Open and new connections stay open and nothing is passed on, until `restore()`; what was held
+   * meanwhile is dropped, so `cut()` first to end the connections it left mid-exchange.
+   */
+  hang(): void {
+    this.hung = true
+  }
+
   restore(): void {
     this.down = false
+    this.hung = false
   }
 
   async close(): Promise<void> {

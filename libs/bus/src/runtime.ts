@@ -1,7 +1,8 @@
 import { type BaseEnv, ConfigError, natsTls, parseNatsUrl } from '@mailer/config'
-import { createDb, type Db, pingDb } from '@mailer/db'
+import { createDb, type Db } from '@mailer/db'
 import { createLogger, type Logger, Metrics, type OpsServer, startOpsServer } from '@mailer/observability'
 import { Bus } from './bus.js'
+import { DependencyWatch } from './dependency-gauges.js'
 
 /** What every service process holds: config, logs, metrics, NATS, PostgreSQL, ops endpoints. */
 export interface Runtime<E extends BaseEnv = BaseEnv> {
@@ -42,13 +43,20 @@ export async function startRuntime<E extends BaseEnv>(
   // into a restart loop whose back-off outlasts the outage.
   let bus: Bus | undefined
   let wired = false
+  let stopped = false
+  const deps = new DependencyWatch(
+    db,
+    metrics,
+    () => bus?.isConnected === true,
+    () => wired && !stopped,
+  )
   const ops = await startOpsServer({
     port: env.METRICS_PORT,
     registry: metrics.registry,
     logger,
     // NATS reconnects on its own: readiness follows the connection (red during an outage, green
     // again after), while /livez stays green so the pod is not restarted for it.
-    ready: async () => wired && bus?.isConnected === true && (await pingDb(db)),
+    ready: async () => wired && bus?.isConnected === true && (await deps.checkDb()),
   })
   // Why the last try failed (a timeout, a refused connection), for the operator waiting on it.
   let lastFailure: unknown
@@ -81,6 +89,7 @@ export async function startRuntime<E extends BaseEnv>(
     // A refused login or a TLS setting the server does not agree with is a setting to fix, not an
     // outage to wait out: exit 78 naming it (startOrExit), never the credentials.
     if (err instanceof ConfigError) {
+      deps.stop()
       await ops.close()
       await db.$disconnect()
     }
@@ -90,7 +99,6 @@ export async function startRuntime<E extends BaseEnv>(
   }
   const connected = bus
   const steps: Array<() => Promise<void> | void> = []
-  let stopped = false
   const rt: Runtime<E> = {
     service,
     env,
@@ -108,6 +116,8 @@ export async function startRuntime<E extends BaseEnv>(
     async stop() {
       if (stopped) return
       stopped = true
+      // The drain closes NATS on purpose: the dependency gauges keep what they last saw.
+      deps.stop()
       ops.markDraining()
       const drain = (async () => {
         await connected.stopServing()
@@ -139,6 +149,7 @@ export async function startRuntime<E extends BaseEnv>(
     },
     async kill() {
       stopped = true
+      deps.stop()
       await connected.close()
       await db.$disconnect().catch(() => undefined)
       await ops.close()
