@@ -20,6 +20,8 @@ beforeAll(async () => {
   const db = new URL(te.databaseUrl)
   db.host = `127.0.0.1:${pgProxy.port}`
   await stack.start('auth', { NATS_URL: `nats://127.0.0.1:${natsProxy.port}`, DATABASE_URL: db.toString() })
+  // Its GET /health reports PostgreSQL too (the last test).
+  await stack.start('gateway', { DATABASE_URL: db.toString() })
 })
 afterAll(async () => {
   natsProxy.restore()
@@ -93,5 +95,23 @@ describe('dependency gauges on /metrics', () => {
     pgProxy.cut()
     pgProxy.restore()
     expect(await until(allUp, 'PostgreSQL back')).toEqual(allUp)
+  })
+
+  it("the gateway's GET /health answers 503 while PostgreSQL hangs, instead of waiting on it", async () => {
+    expect((await fetch(`${stack.gatewayUrl}/health`)).status).toBe(200)
+    pgProxy.hang()
+    try {
+      // Generous against a slow machine; the old /health never answered while the database hung.
+      const r = await fetch(`${stack.gatewayUrl}/health`, { signal: AbortSignal.timeout(10_000) })
+      expect(r.status).toBe(503)
+      expect(await r.json()).toEqual({ ok: false })
+    } finally {
+      pgProxy.cut()
+      pgProxy.restore()
+    }
+    await waitFor(async () => (await fetch(`${stack.gatewayUrl}/health`)).status === 200, {
+      timeoutMs: 15_000,
+      what: 'the gateway healthy again',
+    })
   })
 })

@@ -28,6 +28,11 @@ export interface Runtime<E extends BaseEnv = BaseEnv> {
   stop(): Promise<void>
   /** Crash simulation for tests: close connections without draining. */
   kill(): Promise<void>
+  /**
+   * PostgreSQL answered a ping within DB_PING_TIMEOUT_MS (the check /readyz and the dependency
+   * gauges share): an endpoint reporting the database never waits on a hung one.
+   */
+  checkDb(): Promise<boolean>
 }
 
 export async function startRuntime<E extends BaseEnv>(
@@ -110,6 +115,7 @@ export async function startRuntime<E extends BaseEnv>(
     started: () => {
       wired = true
     },
+    checkDb: () => deps.checkDb(),
     onStop: (step) => {
       steps.push(step)
     },

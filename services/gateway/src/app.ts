@@ -2,7 +2,6 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { ensureStream, type Runtime, startRuntime } from '@mailer/bus'
 import { MailerError, ROUTES, STREAMS } from '@mailer/contracts'
-import { pingDb } from '@mailer/db'
 import { linksFromEnv } from '@mailer/links'
 import { openApiDocument } from '@mailer/openapi'
 import express from 'express'
@@ -56,7 +55,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   app.use(express.raw({ type: () => true, limit: env.MAX_BODY_BYTES }))
 
   app.get('/health', async (_req, res) => {
-    const ok = await pingDb(rt.db)
+    const ok = await rt.checkDb()
     res.status(ok ? 200 : 503).json({ ok })
   })
 

@@ -8,7 +8,6 @@ import {
   redeliveryDelayMs,
 } from '@mailer/bus'
 import { CONSUMERS, EVENT_TYPES, EventsOnStream, STREAMS } from '@mailer/contracts'
-import { pingDb } from '@mailer/db'
 import type { Metrics } from '@mailer/observability'
 import type { JsMsg } from 'nats'
 import { classify, type Effect } from '../domain/event-effects.js'
@@ -179,7 +178,7 @@ export async function startIngest(
       await commit(items)
     } catch (err) {
       m.failures.inc()
-      if (!(await pingDb(rt.db))) {
+      if (!(await rt.checkDb())) {
         // The database is away: everything comes back later, nothing is given up on.
         logger.error(
           { err, messages: items.length },

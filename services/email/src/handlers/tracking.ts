@@ -1,6 +1,6 @@
 import { consume, ensureConsumer, ensureStream, type RunningConsumer, redeliveryDelayMs } from '@mailer/bus'
 import { CONSUMERS, STREAMS, TrackingHit } from '@mailer/contracts'
-import { createPgPool, GroupCommit, isDatabaseUnavailable, pingDb } from '@mailer/db'
+import { createPgPool, GroupCommit, isDatabaseUnavailable } from '@mailer/db'
 import type { Metrics } from '@mailer/observability'
 import type { JsMsg } from 'nats'
 import type { EmailContext } from '../app.js'
@@ -71,7 +71,7 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
     try {
       return await store.recordMany(hits)
     } catch (err) {
-      if (isDatabaseUnavailable(err) || !(await pingDb(rt.db))) {
+      if (isDatabaseUnavailable(err) || !(await rt.checkDb())) {
         // Each hit would fail the same way: all come back later, none is given up on.
         rt.logger.warn(
           { err, hits: hits.length },
