@@ -1,5 +1,6 @@
 import { parseMailbox } from '@mailer/contracts'
 import type Mail from 'nodemailer/lib/mailer'
+import mimeFuncs from 'nodemailer/lib/mime-funcs/index.js'
 import { z } from 'zod'
 import type { ClaimedEmail, EmailContent } from './claimed-email.js'
 import { type TrackingLinks, transformHtml } from './transform-html.js'
@@ -47,6 +48,18 @@ export function senderDomain(from: string): string {
   return address.slice(address.lastIndexOf('@') + 1).toLowerCase()
 }
 
+/**
+ * The subject as the renderer should write it. A header is folded at its spaces, each piece on a
+ * line after one space, so a word of 998 characters (a subject may be that long) made a line of
+ * 999, over RFC 5322's 998 (2.1.1), which relays may refuse or rewrap, breaking the DKIM
+ * signature. Such a subject goes as RFC 2047 encoded words instead: short, folded between
+ * them, and read back as the same text. Non-ASCII words are encoded by the renderer anyway.
+ */
+export function subjectField(subject: string): string {
+  if (!/[!-~]{998}/.test(subject)) return subject
+  return mimeFuncs.encodeWord(subject, 'Q', 52)
+}
+
 export const messageIdFor = (email: Pick<ClaimedEmail, 'id' | 'from'>): string =>
   `<${email.id}@${senderDomain(email.from)}>`
 
@@ -71,7 +84,7 @@ export function buildMessage(
   const message: Mail.Options = {
     from: mailbox(email.from),
     to: email.to,
-    subject: email.subject,
+    subject: subjectField(email.subject),
     messageId: messageIdFor(email),
     headers: headers.data,
     envelope: { from: senderAddress(email.from), to: envelopeTo },
