@@ -3,6 +3,7 @@ import { simpleParser } from 'mailparser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
 import { api } from '../support/http.js'
+import { allParts, decodedBody, field, parseMime, rfc2231 } from '../support/mime.js'
 import { TestRelay } from '../support/smtp-relay.js'
 import { Stack } from '../support/stack.js'
 
@@ -148,5 +149,52 @@ describe('header line length', () => {
     expect(refused.body.error).toMatchObject({ code: 'invalid_header', param: 'headers.X-Token' })
     const fits = await delivered(email(`hi@${domain}`, { headers: { 'X-Token': 'a'.repeat(990) } }))
     for (const line of fits.split('\r\n')) expect(line.length).toBeLessThanOrEqual(998)
+  })
+})
+
+describe('attachment fields', () => {
+  const from = () => `Billing <billing@${domain}>`
+  const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]).toString('base64')
+  const notes = Buffer.from('Grüße\r\n', 'utf8')
+
+  it('a control character in a filename or content id, a content id no header can hold or an overlong type is 400', async () => {
+    const refused: Array<[Record<string, string>, string]> = [
+      // Written into Content-Type and Content-Disposition as they were.
+      [{ filename: 'report\u0007.pdf' }, 'filename'],
+      [{ filename: 'a\u001b[2Jb.txt' }, 'filename'],
+      [{ contentId: 'logo\u0001' }, 'contentId'],
+      // Content-ID is a msg-id (RFC 2045 7): a non-ASCII one became an encoded word, and `<`/`>`
+      // inside were dropped, so the html's cid: reference no longer found its image.
+      [{ contentId: 'logo-é' }, 'contentId'],
+      [{ contentId: 'a>b<c' }, 'contentId'],
+      // RFC 6838 4.2: at most 127 characters each side; unbroken, it made a line over 998.
+      [{ type: `application/${'x'.repeat(1200)}` }, 'type'],
+    ]
+    for (const [over, name] of refused) {
+      const attachments = [{ filename: 'a.png', content: png, disposition: 'inline', ...over }]
+      const r = await client.post('/v1/emails', live, email(from(), { attachments }))
+      expect(r.status, JSON.stringify(over)).toBe(400)
+      expect(r.body.error, JSON.stringify(over)).toMatchObject({
+        code: 'invalid_attachment',
+        param: `attachments.0.${name}`,
+      })
+    }
+
+    const name = 'naïve "quoted"; name\t(1).txt'
+    const raw = await delivered(
+      email(from(), {
+        html: '<img src="cid:logo@acme">',
+        attachments: [
+          { filename: 'a.png', content: png, disposition: 'inline', contentId: '<logo@acme>' },
+          { filename: name, content: notes.toString('base64'), type: 'text/plain' },
+        ],
+      }),
+    )
+    const parts = allParts(parseMime(raw))
+    expect(field(parts.find((p) => p.type === 'image/png')!, 'content-id')).toBe('<logo@acme>')
+    const txt = parts.find((p) => /^attachment/.test(field(p, 'content-disposition') ?? ''))!
+    expect(rfc2231(field(txt, 'content-disposition'), 'filename')).toBe(name)
+    expect(decodedBody(txt).equals(notes)).toBe(true)
+    for (const p of parts) for (const f of p.fields) expect(f.lines.join('')).not.toMatch(/(?!\t)\p{Cc}/u)
   })
 })

@@ -144,13 +144,27 @@ export const SendEmailInput = z
   })
 export type SendEmailInput = z.infer<typeof SendEmailInput>
 
+/**
+ * A Content-ID as the message can carry it (a msg-id, RFC 2045 7): printable ASCII, with `<` and
+ * `>` only as one pair around the whole. Anything else was rewritten on the way (non-ASCII became
+ * an RFC 2047 encoded word, inner brackets were dropped), so the html's `cid:` never found its image.
+ */
+const CONTENT_ID_RE = /^(?:<[ !-;=?-~]+>|[ !-;=?-~]+)$/
+
 /** One attachment once checked (contract.md part 3). */
 export const Attachment = z.strictObject({
-  filename: z.string().min(1).max(255).refine(noLineBreaks, 'filename cannot contain line breaks'),
+  filename: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine(noLineBreaks, 'filename cannot contain line breaks')
+    // Written into Content-Type and Content-Disposition as they are, where no header may hold them.
+    .refine(noControls, 'filename cannot contain control characters'),
   content: z.string().min(1),
   type: z
     .string()
-    .regex(/^[\w.+-]+\/[\w.+-]+$/, 'type must be a MIME type like application/pdf')
+    // RFC 6838 4.2: at most 127 characters each side; one unbroken token that no fold can shorten.
+    .regex(/^[\w.+-]{1,127}\/[\w.+-]{1,127}$/, 'type must be a MIME type like application/pdf')
     .optional(),
   disposition: z.enum(['attachment', 'inline']).optional(),
   contentId: z
@@ -158,6 +172,7 @@ export const Attachment = z.strictObject({
     .min(1)
     .max(255)
     .refine(noLineBreaks, 'contentId cannot contain line breaks')
+    .regex(CONTENT_ID_RE, 'contentId must be printable ASCII, with < and > only around the whole id')
     .optional(),
 })
 export type Attachment = z.infer<typeof Attachment>
