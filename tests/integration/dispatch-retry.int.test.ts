@@ -162,6 +162,38 @@ describe('transient failures', () => {
     expect(relay.forEmail(id)).toHaveLength(1)
   })
 
+  it('a connection lost in the middle of DATA defers every recipient; the retry delivers the message once', async () => {
+    relay.data = () => 'accept'
+    // Large enough to arrive in many chunks: the cut comes before the relay has the final dot.
+    relay.cutInData = 1
+    const id = await seed.email(PROJECT, {
+      from: FROM,
+      to: ['fay@example.com'],
+      cc: ['gus@example.com'],
+      subject: 'Cut',
+      text: 'line of text\n'.repeat(200_000),
+    })
+    await seed.dispatch(id, PROJECT)
+
+    const done = await until(id, (r) => r.status === 'delivered', 'delivered')
+    expect(relay.cutInData).toBe(0)
+    // The message had gone out whole (its final dot written), so the session sent it no second time.
+    expect(done.attempts).toBe(2)
+    const events = await timeline(id)
+    expect(events.map((e) => [e.type, e.recipient])).toEqual([
+      ['email.deferred', 'fay@example.com'],
+      ['email.deferred', 'gus@example.com'],
+      ['email.sent', null],
+      ['email.delivered', 'fay@example.com'],
+      ['email.delivered', 'gus@example.com'],
+    ])
+    for (const e of events.slice(0, 2))
+      expect(e.payload.data.delivery).toMatchObject({ status: 'deferred', smtpStatusCode: null })
+    const got = relay.forEmail(id)
+    expect(got).toHaveLength(1)
+    expect(got[0]!.envelopeTo.sort()).toEqual(['fay@example.com', 'gus@example.com'])
+  })
+
   it('"too many recipients" (552 or 452, 5.5.3) defers the recipients over the relay limit, never bounces or suppresses them', async () => {
     // RFC 5321 4.5.3.1.10: relays still answer 552 when a message has more recipients than they
     // take at once; the rest must go in a later transaction.

@@ -87,6 +87,15 @@ const longLines = (raw: Buffer) =>
     .split('\r\n')
     .filter((l) => l.length > 998)
 
+/** Custom headers that are folded, encoded or listed for DKIM, as a sender might give them. */
+const CUSTOM = {
+  'X-Long': 'word '.repeat(300).trim(),
+  'X-Uni': 'Grüße aus Köln, '.repeat(20).trim(),
+  'List-Unsubscribe': '<https://acme.test/u/abc>, <mailto:unsub@acme.test?subject=unsubscribe>',
+  'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+  'X-Tab': 'a\tb',
+}
+
 describe('addresses', () => {
   it('Bcc in no header, every recipient once in the envelope, Cc and Reply-To present, display names encoded', async () => {
     const fromName = 'Müller, Jörg (Billing)'
@@ -97,6 +106,7 @@ describe('addresses', () => {
       bcc: ['eve.hidden@example.com', 'frank.hidden@example.com'],
       replyTo: [`"Support, Team" <support@${domain}>`, `Zoë; Ops <ops@${domain}>`],
       subject: 'Addresses',
+      headers: CUSTOM,
     })
     expect(got).toHaveLength(1)
     const d = got[0]!
@@ -126,6 +136,13 @@ describe('addresses', () => {
     expect(decodeWords(one('from').replace(/\s*<.*$/, ''))).toBe(fromName)
     expect(one('reply-to')).toContain(`"Support, Team" <support@${domain}>`)
     expect(head(d.raw).match(/.*[^\x20-\x7e\t\r\n].*/g)).toBeNull()
+
+    // Custom headers arrive as given (folded at their spaces, non-ASCII as encoded words).
+    for (const [name, value] of Object.entries(CUSTOM)) {
+      expect(decodeWords(one(name.toLowerCase()).replace(/\r\n/g, '')), name).toBe(value)
+      for (const line of fields.find((f) => f.name === name.toLowerCase())!.lines)
+        expect(line.length).toBeLessThanOrEqual(78)
+    }
 
     const mail = await simpleParser(d.raw)
     expect(mail.from?.value).toEqual([{ name: fromName, address: `billing@${domain}` }])

@@ -41,6 +41,11 @@ export class TestRelay {
   commitFirst = false
   /** RCPT TO commands waiting for `holdRcpt()` to be released before they are answered. */
   rcptHeld = 0
+  /**
+   * The next this many messages have their connection cut as their first bytes arrive, before
+   * their final dot: the relay never has them (a connection lost in the middle of DATA).
+   */
+  cutInData = 0
   private hold: Promise<void> | null = null
   private rcptHold: Promise<void> | null = null
   private mode: 'up' | 'drop' = 'up'
@@ -76,8 +81,17 @@ export class TestRelay {
       },
       onData: (stream, session, cb) => {
         const chunks: Buffer[] = []
-        stream.on('data', (c: Buffer) => chunks.push(c))
+        let cut = false
+        stream.on('data', (c: Buffer) => {
+          chunks.push(c)
+          if (cut || r.cutInData === 0 || chunks.length > 1) return
+          r.cutInData--
+          cut = true
+          r.dropped += r.open.size
+          for (const s of r.open) s.destroy()
+        })
         stream.on('end', async () => {
+          if (cut) return cb(new Error('connection cut'))
           const envelopeTo = session.envelope.rcptTo.map((a) => a.address.toLowerCase())
           const take = () => {
             const a = r.data(envelopeTo)
