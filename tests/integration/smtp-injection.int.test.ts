@@ -60,6 +60,28 @@ describe('From and Reply-To display names', () => {
   })
 })
 
+describe('display names with quotes', () => {
+  it('a quoted name may hold \\" and \\\\ (RFC 5322 quoted-pair): the name arrives with its quotes, escaped or encoded', async () => {
+    const cases: Array<[string, string, RegExp]> = [
+      ['"Acme \\"Rocket\\" Co" <billing@D>', 'Acme "Rocket" Co', /^From: "Acme \\"Rocket\\" Co" <billing@/m],
+      ['"C:\\\\Users \\"x\\"" <billing@D>', 'C:\\Users "x"', /^From: "C:\\\\Users \\"x\\"" <billing@/m],
+      ['"Jörg \\"JJ\\" Müller, CEO" <billing@D>', 'Jörg "JJ" Müller, CEO', /^From: =\?UTF-8\?/m],
+    ]
+    for (const [given, name, line] of cases) {
+      const from = given.replace('@D', `@${domain}`)
+      const raw = await delivered(email(from, { replyTo: from.replace('billing@', 'help@') }))
+      const parsed = await simpleParser(raw)
+      expect(parsed.from?.value, given).toEqual([{ name, address: `billing@${domain}` }])
+      expect(parsed.replyTo?.value, given).toEqual([{ name, address: `help@${domain}` }])
+      expect(headerBlock(raw), given).toMatch(line)
+    }
+    // A quote the name does not escape still ends it: not one mailbox, so refused as before.
+    const open = await client.post('/v1/emails', live, email(`"Acme "Rocket" Co" <billing@${domain}>`))
+    expect(open.status).toBe(400)
+    expect(open.body.error).toMatchObject({ code: 'invalid_body', param: 'from' })
+  })
+})
+
 describe('custom headers', () => {
   it('a header the service or the receiving servers own is invalid_header, not a second copy in the message', async () => {
     const owned = [

@@ -35,14 +35,18 @@ export const MAX_RECORD_EVENTS = 1000
 export const ADDRESS_RE =
   /^[^\s\p{Cc}@<>()[\]\\,;:"]+@[^\s\p{Cc}@<>()[\]\\,;:"]+\.[^\s\p{Cc}@<>()[\]\\,;:".]+$/u
 
-/** `a@b.c` or `Name <a@b.c>` (the name may be quoted); null when neither. */
+/**
+ * `a@b.c` or `Name <a@b.c>`; null when neither. A quoted name may hold `\"` and `\\` (RFC 5322
+ * quoted-pair), so a name with quotes in it (`"Acme \"Rocket\" Co"`) can be given; the message
+ * carries it quoted or encoded again (the dispatcher's renderer).
+ */
 export function parseMailbox(value: string): { name: string | null; address: string } | null {
   const s = value.trim()
   if (/[\r\n]/.test(s)) return null
-  const m = /^(?:"([^"]*)"|([^"<>]*?))\s*<([^<>\s]+)>$/.exec(s)
+  const m = /^(?:"((?:[^"\\]|\\.)*)"|([^"<>]*?))\s*<([^<>\s]+)>$/.exec(s)
   const address = m ? m[3]! : s
   if (address.length > 320 || !ADDRESS_RE.test(address)) return null
-  const name = m ? (m[1] ?? m[2] ?? '').trim() : ''
+  const name = m ? (m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : (m[2] ?? '')).trim() : ''
   return { name: name || null, address }
 }
 
