@@ -194,6 +194,44 @@ describe('transient failures', () => {
     expect(got[0]!.envelopeTo.sort()).toEqual(['fay@example.com', 'gus@example.com'])
   })
 
+  it("the relay refusing our sender or host at RCPT TO (Postfix's delayed restrictions) defers, never bounces or suppresses", async () => {
+    // Postfix evaluates sender, client and HELO restrictions at RCPT TO (smtpd_delay_reject), so
+    // a sender the relay login may not use is refused per recipient with a 5xx.
+    let refusals = 2
+    relay.rcpt = () =>
+      refusals-- > 0
+        ? { code: 553, message: `5.7.1 <${FROM}>: Sender address rejected: not owned by user relay-user` }
+        : 'accept'
+    try {
+      const id = await seed.email(PROJECT, {
+        from: FROM,
+        to: ['hugo@example.com', 'iris@example.com'],
+        subject: 'Sender',
+        text: 'x',
+      })
+      await seed.dispatch(id, PROJECT)
+
+      await until(id, (r) => r.status === 'delivered', 'delivered')
+      const events = await timeline(id)
+      expect(events.map((e) => [e.type, e.recipient])).toEqual([
+        ['email.deferred', 'hugo@example.com'],
+        ['email.deferred', 'iris@example.com'],
+        ['email.sent', null],
+        ['email.delivered', 'hugo@example.com'],
+        ['email.delivered', 'iris@example.com'],
+      ])
+      expect(events[0]!.payload.data.delivery).toMatchObject({ status: 'deferred', smtpStatusCode: 553 })
+      expect(
+        await seed.sql(
+          `SELECT address FROM suppressions WHERE address IN ('hugo@example.com', 'iris@example.com')`,
+        ),
+      ).toEqual([])
+      expect(relay.forEmail(id)).toHaveLength(1)
+    } finally {
+      relay.rcpt = () => 'accept'
+    }
+  })
+
   it('"too many recipients" (552 or 452, 5.5.3) defers the recipients over the relay limit, never bounces or suppresses them', async () => {
     // RFC 5321 4.5.3.1.10: relays still answer 552 when a message has more recipients than they
     // take at once; the rest must go in a later transaction.

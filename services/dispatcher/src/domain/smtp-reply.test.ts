@@ -60,6 +60,14 @@ describe('classify', () => {
     expect(rcpt(550, '550 5.7.1 Unable to relay for x@y.test')).toBe('transient')
     expect(rcpt(550, '550 relaying denied')).toBe('transient')
     expect(rcpt(530, '530 5.7.0 Authentication required')).toBe('transient')
+    // Postfix's sender, client and HELO restrictions, answered at RCPT TO (smtpd_delay_reject).
+    expect(rcpt(553, '553 5.7.1 <a@acme.test>: Sender address rejected: not owned by user relay-user')).toBe(
+      'transient',
+    )
+    expect(rcpt(554, '554 5.7.1 <mx[10.0.0.9]>: Client host rejected: Access denied')).toBe('transient')
+    expect(rcpt(504, '504 5.5.2 <mailer>: Helo command rejected: need fully-qualified hostname')).toBe(
+      'transient',
+    )
     expect(rcpt(550, '550 5.7.1 Recipient address rejected: Access denied')).toBe('bounced')
     expect(rcpt(550, '550 5.1.1 <x@y.test>: Recipient address rejected: User unknown')).toBe('bounced')
   })

@@ -80,11 +80,14 @@ function tooManyRecipients(stage: ReplyStage, code: number | null, text: string)
 /**
  * A RCPT TO refused because the relay will not relay for us (no or wrong credentials, our address
  * not allowed: Postfix's `554 5.7.1 <x@y>: Relay access denied`, `530 5.7.0 Authentication
- * required`). Said about every recipient, it is our configuration, not theirs: as a bounce it
- * would suppress every address the deployment sends to until an operator noticed.
+ * required`), or refuses our sender, host or HELO there: Postfix checks its sender, client and
+ * HELO restrictions at RCPT TO (smtpd_delay_reject), so a sender the relay login may not use is
+ * `553 5.7.1 <a@b>: Sender address rejected: not owned by user …` for each recipient. Said about
+ * every recipient, it is our configuration, not theirs: as a bounce it would suppress every
+ * address the deployment sends to until an operator noticed.
  */
 const RELAY_REFUSED =
-  /\brelay(ing)? (access )?(denied|not (permitted|allowed))|\b(not permitted|unable) to relay\b|\bauthentication (is )?required\b/i
+  /\brelay(ing)? (access )?(denied|not (permitted|allowed))|\b(not permitted|unable) to relay\b|\bauthentication (is )?required\b|\b(sender address|client host|helo command) rejected\b/i
 
 export function classify(reply: Pick<RecipientReply, 'stage' | 'code' | 'text'>): Verdict {
   const { stage, code, text } = reply
