@@ -341,6 +341,10 @@ describe('DKIM', () => {
         'message-id',
         'mime-version',
         'content-type',
+        'content-transfer-encoding',
+        // RFC 8058 4: one-click unsubscribe counts only when both are signed.
+        'list-unsubscribe',
+        'list-unsubscribe-post',
       ])
         if (present.has(name)) expect(signed, name).toContain(name)
       for (const name of ['received', 'return-path', 'dkim-signature', 'bcc', 'x-spam-status'])
