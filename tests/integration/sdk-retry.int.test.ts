@@ -1,5 +1,6 @@
 import { AdminClient, MailerApiError, MailerClient, type RetryInfo } from '@mailer/client'
 import { useTestEnv } from '@mailer/testing'
+import { connect } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADMIN_KEY, Stack } from '../support/stack.js'
 
@@ -7,7 +8,12 @@ import { ADMIN_KEY, Stack } from '../support/stack.js'
 // a deployment limit of 2 live emails per 10-second window so that limits show at once.
 const PERIOD_MS = 10_000
 const te = useTestEnv()
-const stack = new Stack(te, { RATE_LIMIT: '2', RATE_PERIOD: String(PERIOD_MS / 1000) })
+// A short upstream time-out: one test stands in for a service that applies a write and answers too late.
+const stack = new Stack(te, {
+  RATE_LIMIT: '2',
+  RATE_PERIOD: String(PERIOD_MS / 1000),
+  UPSTREAM_TIMEOUT_MS: '1500',
+})
 let admin: AdminClient
 
 beforeAll(async () => {
@@ -167,5 +173,34 @@ describe('503 service_unavailable (a backing service did not answer)', () => {
       code: 'service_unavailable',
     })
     expect(retries).toEqual([])
+  })
+
+  it('does not retry a write whose route ignores the idempotency key it was given', async () => {
+    // The route's service received the write (a real one would have created the webhook) but
+    // answered too late: the gateway says 503. Only the sends read Idempotency-Key, so a key on
+    // any other write makes it no safer to repeat: each repeat would be another webhook.
+    const nc = await connect({ servers: te.natsUrl })
+    const reached: unknown[] = []
+    nc.subscribe(`${te.natsPrefix}.api.webhook.webhooks.create`, {
+      callback: (_e, m) => reached.push(m.data),
+    })
+    await nc.flush()
+    try {
+      await liveKey('keyed-writes')
+      const retries: RetryInfo[] = []
+      const client = new AdminClient({
+        adminKey: ADMIN_KEY,
+        baseUrl: stack.gatewayUrl,
+        onRetry: (i) => void retries.push(i),
+      })
+      const opts = { idempotencyKey: 'hook-1' } as Parameters<typeof client.projects.list>[0]
+      await expect(
+        client.project('keyed-writes').webhooks.create({ url: 'https://example.com/hook' }, opts),
+      ).rejects.toMatchObject({ status: 503, code: 'service_unavailable' })
+      expect(retries).toEqual([])
+      expect(reached).toHaveLength(1)
+    } finally {
+      await nc.close()
+    }
   })
 })

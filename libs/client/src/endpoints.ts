@@ -88,6 +88,14 @@ export const ENDPOINTS = {
 export type Operation = keyof typeof ENDPOINTS
 
 /**
+ * The operations whose routes read `Idempotency-Key` (the sends: the catalog route forwards the
+ * header). Only these are made safe to repeat by a key; on any other write the service never
+ * sees it, so a key there must not make the client retry a 503 (the write may have been
+ * applied). The catalog test holds this list to the routes that forward the header.
+ */
+export const KEYED_OPERATIONS: readonly Operation[] = ['emails.send', 'emails.sendBatch']
+
+/**
  * Operations documented by the contract whose routes are not in the catalog yet: they call the
  * documented path, and the catalog test allows an operation outside the catalog only when it
  * is listed here. Empty: every operation is served.

@@ -1,6 +1,6 @@
 export { AdminClient, type AdminClientOptions, AdminProjectClient } from './admin.js'
 export { type ClientOptions, MailerClient, ProjectResources } from './client.js'
-export { ENDPOINTS, type Operation, PENDING_ENDPOINTS } from './endpoints.js'
+export { ENDPOINTS, KEYED_OPERATIONS, type Operation, PENDING_ENDPOINTS } from './endpoints.js'
 export { isMailerApiError, MailerApiError, MailerConnectionError, type MailerErrorFields } from './errors.js'
 export { type BatchOptions, generateIdempotencyKey, type SendOptions } from './resources/emails.js'
 export { MAX_RETRY_AFTER_SECONDS, parseRetryAfter, retryDelayMs } from './retry.js'

@@ -1,4 +1,4 @@
-import { ENDPOINTS, fillPath, type Operation, pathSegment } from './endpoints.js'
+import { ENDPOINTS, fillPath, KEYED_OPERATIONS, type Operation, pathSegment } from './endpoints.js'
 import type { CallInit, HttpTransport, RequestOptions } from './transport.js'
 
 /**
@@ -18,7 +18,8 @@ export class Scope {
   }
 
   call<T>(op: Operation, params?: Record<string, string>, init?: CallInit): Promise<T> {
-    return this.transport.request<T>(ENDPOINTS[op][0], this.path(op, params), init)
+    const keyed = KEYED_OPERATIONS.includes(op)
+    return this.transport.request<T>(ENDPOINTS[op][0], this.path(op, params), { ...init, keyed })
   }
 }
 

@@ -32,8 +32,6 @@ export interface TransportOptions {
 }
 
 export interface RequestOptions {
-  /** `Idempotency-Key` for sends; repeated unchanged on every retry. */
-  idempotencyKey?: string
   /** Your own `X-Request-Id` (echoed back, quoted in the service's logs). */
   requestId?: string
   /** Overrides the client's `maxRetries` for this call. */
@@ -44,6 +42,10 @@ export interface RequestOptions {
 export interface CallInit extends RequestOptions {
   query?: Query | undefined
   body?: unknown
+  /** `Idempotency-Key` (the sends); repeated unchanged on every retry. */
+  idempotencyKey?: string | undefined
+  /** The route deduplicates by idempotency key (a send): one makes the call safe to repeat. */
+  keyed?: boolean
 }
 
 /** `wait`, or the signal's reason as soon as it aborts. */
@@ -137,7 +139,11 @@ export class HttpTransport {
   async request<T>(method: string, path: string, init: CallInit = {}): Promise<T> {
     const maxRetries = init.maxRetries ?? this.#opts.maxRetries ?? 2
     const bodyKey = (init.body as { idempotencyKey?: unknown } | undefined)?.idempotencyKey
-    const idempotent = method === 'GET' || init.idempotencyKey !== undefined || typeof bodyKey === 'string'
+    // A key makes a write safe to repeat only where the route reads it: any other write may
+    // have been applied before a 503, and a repeat would apply it again.
+    const idempotent =
+      method === 'GET' ||
+      (init.keyed === true && (init.idempotencyKey !== undefined || typeof bodyKey === 'string'))
     for (let retriesDone = 0; ; retriesDone++) {
       try {
         return await this.once<T>(method, path, init)

@@ -1,7 +1,7 @@
 import { ROUTES } from '@mailer/contracts'
 import { documentedOperations } from '@mailer/openapi'
 import { describe, expect, it } from 'vitest'
-import { ENDPOINTS, type Operation, PENDING_ENDPOINTS } from '../src/endpoints.js'
+import { ENDPOINTS, KEYED_OPERATIONS, type Operation, PENDING_ENDPOINTS } from '../src/endpoints.js'
 import { Scope } from '../src/scope.js'
 import { HttpTransport } from '../src/transport.js'
 
@@ -28,6 +28,13 @@ describe('the SDK against the route catalog', () => {
       const op = byRoute.get(key(r.method, r.path))!
       expect(op.startsWith('admin.'), `${op} for ${r.path}`).toBe(r.auth === 'admin')
     }
+  })
+
+  it('counts a key as making a repeat safe exactly on the routes that read Idempotency-Key', () => {
+    const keyed = ROUTES.filter((r) => r.headers?.includes('idempotency-key')).map(
+      (r) => byRoute.get(key(r.method, r.path))!,
+    )
+    expect([...KEYED_OPERATIONS].sort()).toEqual(keyed.sort())
   })
 
   it('reaches every documented operation, the admin mirror included, with AdminClient.project(slug)', () => {

@@ -78,6 +78,29 @@ describe('HTTP transport', () => {
     expect(seen[0]!.headers['idempotency-key']).toBe('header-wins')
   })
 
+  it('retries a 503 only where a repeat is safe: reads, and sends carrying their key', async () => {
+    const unavailable = {
+      status: 503,
+      headers: { 'retry-after': '1' },
+      body: JSON.stringify({
+        error: { type: 'internal_error', code: 'service_unavailable', message: 'try again' },
+      }),
+    }
+    answer = (n) => (n === 1 ? unavailable : ok)
+    const c = client()
+    await c.emails.send(input)
+    expect(seen).toHaveLength(2)
+    // Only the sends' routes read Idempotency-Key: on any other write a key makes a repeat no
+    // safer (the service may have applied the first attempt), so it is not retried.
+    const c2 = client()
+    const opts = { idempotencyKey: 'hook-1' } as Parameters<typeof c2.me>[0]
+    answer = () => unavailable
+    await expect(c2.webhooks.create({ url: 'https://example.com/h' }, opts)).rejects.toMatchObject({
+      code: 'service_unavailable',
+    })
+    expect(seen).toHaveLength(1)
+  })
+
   it('gives up at once when Retry-After is over 60 seconds', async () => {
     answer = () => limited('61')
     const e = await client()
