@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { MAX_CONTACT_IMPORT } from './contacts.js'
+import { ContactsQuery, MAX_CONTACT_IMPORT } from './contacts.js'
 import { pageQuery } from './pagination.js'
 
 const audienceName = z
@@ -15,6 +15,9 @@ export const UpdateAudienceBody = z.strictObject({ name: audienceName.optional()
 export type UpdateAudienceBody = z.infer<typeof UpdateAudienceBody>
 
 export const AudiencesQuery = pageQuery()
+
+/** GET /v1/audiences/:id/contacts: the contact list's query, the audience being in the path. */
+export const AudienceContactsQuery = ContactsQuery.omit({ audienceId: true })
 
 export const AudienceRecord = z.object({
   id: z.string(),

@@ -101,7 +101,12 @@ export class Audiences {
   delete(audienceId: string, opts?: RequestOptions): Promise<Deleted> {
     return this.s.call('audiences.delete', { id: audienceId }, opts)
   }
-  listContacts(audienceId: string, query: PageQuery = {}, opts?: RequestOptions): Promise<Page<Contact>> {
+  /** The audience's contacts, newest first; `q` searches their email and names. */
+  listContacts(
+    audienceId: string,
+    query: Omit<ContactsQuery, 'audienceId'> = {},
+    opts?: RequestOptions,
+  ): Promise<Page<Contact>> {
     return this.s.call('audiences.listContacts', { id: audienceId }, { ...opts, query: q(query) })
   }
   addContacts(audienceId: string, contactIds: string[], opts?: RequestOptions): Promise<{ added: number }> {

@@ -1,6 +1,7 @@
 import {
   AddedContacts,
   AudienceContactsBody,
+  AudienceContactsQuery,
   AudienceRecord,
   AudiencesQuery,
   CreateAudienceBody,
@@ -8,7 +9,7 @@ import {
   RemovedContacts,
   UpdateAudienceBody,
 } from '../audiences.js'
-import { ContactRecord, ContactsQuery } from '../contacts.js'
+import { ContactRecord } from '../contacts.js'
 import { route } from './define.js'
 
 /** Audience routes owned by the broadcast service (contract.md part 5); all mirrored. */
@@ -70,7 +71,7 @@ export const audienceRoutes = [
     auth: 'project',
     mirror: true,
     summary: "The audience's contacts, newest first ({ data, nextCursor })",
-    query: ContactsQuery.omit({ audienceId: true }),
+    query: AudienceContactsQuery,
     response: ContactRecord,
   }),
   route({
