@@ -85,4 +85,46 @@ describe('DeliveryWorker', () => {
     expect(posted).toEqual(['whd_2'])
     expect(store.finished).toEqual(['whd_2'])
   })
+
+  it('a replica stopping while its claim is running sends none of those rows and hands them all back', async () => {
+    const store = new HeldClaims()
+    const posted: string[] = []
+    const sender = {
+      post: async (_url: string, _body: string, headers: Record<string, string>): Promise<SendResult> => {
+        posted.push(Object.values(headers).find((v) => v.startsWith('whd_')) ?? '')
+        return { outcome: 'success', responseCode: 204, responseBody: '' }
+      },
+    }
+    const stopping = new DeliveryWorker(
+      store as unknown as DeliveryStore,
+      sender as unknown as HttpSender,
+      {
+        schedule: [30],
+        timeoutMs: 1_000,
+        pollMs: 60_000,
+        concurrency: 4,
+        perWebhook: 4,
+        prefetch: 0,
+        alive: () => true,
+      },
+      createLogger({ service: 'test', level: 'silent' }),
+      new Metrics('webhook_test'),
+    )
+    stopping.start()
+    await until(() => store.claims === 1)
+    // SIGTERM arrives while the claim is in PostgreSQL; it answers only afterwards.
+    let stopped = false
+    const stop = stopping.stop().then(() => {
+      stopped = true
+    })
+    await new Promise((r) => setTimeout(r, 20))
+    store.answer([row('whd_1', 'proj_a'), row('whd_2', 'proj_a'), row('whd_3', 'proj_b')])
+    await stop
+    expect(stopped).toBe(true)
+    // Sent after the stop, they went out on a sender being closed (an attempt counted for a
+    // request that never reached the receiver), or waited in memory for their lease to run out.
+    expect(posted).toEqual([])
+    expect(store.finished).toEqual([])
+    expect(store.unclaimed.sort()).toEqual(['whd_1', 'whd_2', 'whd_3'])
+  })
 })

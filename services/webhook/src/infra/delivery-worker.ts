@@ -45,6 +45,8 @@ export class DeliveryWorker {
   private wakeAt = Number.POSITIVE_INFINITY
   private scheduled = false
   private ticking = false
+  /** Settles when the claim loop running now (if any) has ended; `stop` waits for it. */
+  private claiming: Promise<void> = Promise.resolve()
   private again = false
   private lastClaimAt = 0
   private stopped = false
@@ -142,6 +144,10 @@ export class DeliveryWorker {
       return
     }
     this.ticking = true
+    let ended!: () => void
+    this.claiming = new Promise((resolve) => {
+      ended = resolve
+    })
     try {
       do {
         this.again = false
@@ -162,6 +168,13 @@ export class DeliveryWorker {
           this.opts.perWebhook + this.opts.prefetch,
           this.leaseMs,
         )
+        // Stopped while the claim ran: its rows go back unattempted. Sent now, they went out on a
+        // sender being closed (an attempt counted for a request the receiver never got) or waited
+        // in memory, unsent, until their leases ran out.
+        if (this.stopped) {
+          await this.giveBack(claimed, null)
+          break
+        }
         const claimedAt = Date.now()
         const changed = (row: ClaimedDelivery) =>
           Math.max(this.changedAt.get(row.projectId) ?? 0, this.changedAt.get(EVERY_PROJECT) ?? 0) > before
@@ -183,6 +196,7 @@ export class DeliveryWorker {
       if (this.opts.alive()) this.logger.warn({ err }, 'webhook delivery claim failed; will retry')
     } finally {
       this.ticking = false
+      ended()
     }
   }
 
@@ -308,7 +322,8 @@ export class DeliveryWorker {
 
   /**
    * Stop claiming; attempts in flight finish (bounded by the time-out) and are recorded, and the
-   * deliveries waiting in memory are handed back at once rather than when their leases run out.
+   * deliveries waiting in memory, and those of a claim running now, are handed back at once rather
+   * than when their leases run out.
    */
   async stop(): Promise<void> {
     this.stopped = true
@@ -316,7 +331,7 @@ export class DeliveryWorker {
     const waiting = [...this.queued.values()].flat().map((q) => q.row)
     this.queued.clear()
     this.queuedCount = 0
-    await Promise.allSettled([...this.running, this.store.unclaim(waiting)])
+    await Promise.allSettled([...this.running, this.store.unclaim(waiting), this.claiming])
   }
 
   private async halt(): Promise<void> {
