@@ -203,3 +203,24 @@ describe('HttpSender connections', () => {
     }
   })
 })
+
+describe('HttpSender answers', () => {
+  it('keeps the first 1,024 characters whole: a character outside the BMP at the cut is kept, not halved', async () => {
+    const answer = `${'a'.repeat(1023)}😀 and more`
+    const server = createHttpServer((_req, res) => res.writeHead(503).end(answer))
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const { port } = server.address() as { port: number }
+    sender = new HttpSender({ timeoutMs: 5_000, allowPrivate: true })
+    try {
+      // Cut between the two halves of its UTF-16 pair, the lone half was stored as U+FFFD.
+      expect(await sender.post(`http://127.0.0.1:${port}/hook`, '{}', headers)).toEqual({
+        outcome: 'failure',
+        responseCode: 503,
+        responseBody: `${'a'.repeat(1023)}😀`,
+      })
+    } finally {
+      server.closeAllConnections()
+      await new Promise((r) => server.close(r))
+    }
+  })
+})

@@ -16,6 +16,16 @@ const MAX_READ_BYTES = 8 * 1024
 const formatSeconds = (ms: number) => `${Number((ms / 1000).toFixed(3))}s`
 
 /**
+ * The first `n` characters of `text`, a character being a code point: one outside the BMP (an
+ * emoji) is two UTF-16 units, and cutting between them left a lone half, stored as U+FFFD.
+ */
+function firstChars(text: string, n: number): string {
+  let end = 0
+  for (let kept = 0; kept < n && end < text.length; kept++) end += text.codePointAt(end)! > 0xffff ? 2 : 1
+  return text.slice(0, end)
+}
+
+/**
  * Idle connections are closed after this long: below the usual server keep-alive time-outs (Node
  * 5 s, nginx 75 s), so a receiver rarely closes a connection we are about to reuse.
  */
@@ -124,10 +134,10 @@ export class HttpSender {
     const fromResponse = (): SendResult => {
       // A NUL in the answer would make the result unstorable (PostgreSQL refuses it): the attempt
       // could never be recorded, and its lease would bring it back again and again.
-      const text = Buffer.concat(chunks)
-        .toString('utf8')
-        .slice(0, WEBHOOK_RESPONSE_BODY_MAX)
-        .replaceAll('\u0000', '\uFFFD')
+      const text = firstChars(Buffer.concat(chunks).toString('utf8'), WEBHOOK_RESPONSE_BODY_MAX).replaceAll(
+        '\u0000',
+        '\uFFFD',
+      )
       const ok = status !== null && status >= 200 && status < 300
       return { outcome: ok ? 'success' : 'failure', responseCode: status, responseBody: text }
     }
