@@ -204,7 +204,88 @@ describe('HttpSender connections', () => {
   })
 })
 
+/** A TCP server that answers each connection's first request as `answer` does with the socket. */
+async function rawServer(answer: (socket: Socket) => void) {
+  const sockets = new Set<Socket>()
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on('error', () => undefined)
+    socket.once('data', () => answer(socket))
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const { port } = server.address() as { port: number }
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    close: async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise((r) => server.close(r))
+    },
+  }
+}
+
+/** Writes `chunk` every few milliseconds until the socket goes. */
+const trickle = (socket: Socket, chunk: string) => {
+  const timer = setInterval(() => (socket.destroyed ? clearInterval(timer) : socket.write(chunk)), 20)
+}
+
 describe('HttpSender answers', () => {
+  it('takes a 2xx whose body never ends as the success it is, once the time-out ends the attempt', async () => {
+    const server = await rawServer((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n')
+      trickle(socket, '1\r\nx\r\n')
+    })
+    sender = new HttpSender({ timeoutMs: 600, allowPrivate: true })
+    try {
+      const r = await sender.post(server.url, '{}', headers)
+      expect(r).toMatchObject({ outcome: 'success', responseCode: 200 })
+      expect(r.responseBody).toMatch(/^x+$/)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('reports headers that never end as the time-out', async () => {
+    const server = await rawServer((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\n')
+      trickle(socket, 'X-More: yes\r\n')
+    })
+    sender = new HttpSender({ timeoutMs: 600, allowPrivate: true })
+    try {
+      expect(await sender.post(server.url, '{}', headers)).toEqual({
+        outcome: 'timeout',
+        responseCode: null,
+        responseBody: 'timeout after 0.6s',
+      })
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('reads an enormous answer no further than it keeps: the first 1,024 characters', async () => {
+    let written = 0
+    const server = await rawServer((socket) => {
+      socket.write('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 1073741824\r\n\r\n')
+      const mib = Buffer.alloc(1 << 20, 'a')
+      const more = () => {
+        while (!socket.destroyed && written < 1 << 30 && socket.write(mib)) written += mib.length
+        if (!socket.destroyed) socket.once('drain', more)
+      }
+      more()
+    })
+    sender = new HttpSender({ timeoutMs: 30_000, allowPrivate: true })
+    try {
+      expect(await sender.post(server.url, '{}', headers)).toEqual({
+        outcome: 'failure',
+        responseCode: 500,
+        responseBody: 'a'.repeat(1024),
+      })
+      // The connection was closed long before the gigabyte was written.
+      expect(written).toBeLessThan(64 << 20)
+    } finally {
+      await server.close()
+    }
+  })
+
   it('keeps the first 1,024 characters whole: a character outside the BMP at the cut is kept, not halved', async () => {
     const answer = `${'a'.repeat(1023)}😀 and more`
     const server = createHttpServer((_req, res) => res.writeHead(503).end(answer))
