@@ -320,13 +320,16 @@ export class DeliveryStore {
    * Manual retry: due now, pending again. A delivery with an attempt in flight is left alone.
    * Returns the delivery as it now stands. An ended delivery's lease goes (one its webhook's
    * disabling kept: that attempt's request was made, so the next claim counts a new one).
+   * A pending delivery waiting for its next attempt has no lease (NULL): `locked_until > now()`
+   * is then NULL, not false, so the in-flight test must say "a lease that has not run out".
    */
   async retryNow(id: string, webhookId: string): Promise<DeliveryRow | null> {
     await this.db.$executeRawUnsafe(
       `UPDATE webhook_deliveries
        SET status = 'pending', next_attempt_at = now(), completed_at = NULL,
            locked_until = CASE WHEN status = 'pending' THEN locked_until END
-       WHERE id = $1 AND webhook_id = $2 AND NOT (status = 'pending' AND locked_until > now())`,
+       WHERE id = $1 AND webhook_id = $2
+         AND NOT (status = 'pending' AND locked_until IS NOT NULL AND locked_until > now())`,
       id,
       webhookId,
     )
