@@ -10,7 +10,12 @@ import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js
 // Lists, refreshes and the session in a real Chromium: pickers and histories longer than one page
 // of the API, the emails list's refresh racing "Load more", the projects' counts, the suppressions
 // search box after a navigation, and a session that ends while a template is being edited.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' })
+// A failed webhook attempt waits an hour: only "Retry now" can deliver it again within the test.
+const te = useTestEnv({
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_POLL_MS: '500',
+  WEBHOOK_RETRY_SCHEDULE_SECONDS: '3600,3600',
+})
 const stack = new Stack(te)
 let receiver: Receiver
 let browser: Awaited<ReturnType<typeof launchBrowser>>
@@ -109,6 +114,24 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     await page.waitForResponse((r) => r.url().includes('/deliveries') && !r.url().includes('cursor='))
     await page.waitForResponse((r) => r.url().includes('/deliveries') && r.url().includes('cursor='))
     expect(await rows.count()).toBe(51)
+  })
+
+  it('retries now a delivery that waits for its next attempt, once the endpoint is fixed', async () => {
+    let down = true
+    receiver.reply = (r) =>
+      r.path === '/down' && down ? { status: 503, body: 'down' } : { status: 200, body: 'ok' }
+    const hook = await created(
+      client.post(`${mirror}/webhooks`, client.admin, { url: receiver.url('/down') }),
+    )
+    await created(client.post(`${mirror}/webhooks/${hook.id}/test`, client.admin))
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/webhooks/${hook.id}`)
+    const row = page.getByTestId('delivery-row')
+    await row.getByText(/^next in/).waitFor() // the first attempt failed: pending for an hour
+    down = false
+    await row.getByRole('button', { name: 'Retry now' }).click()
+    await row.getByText('success', { exact: true }).waitFor()
+    expect(await row.getByRole('cell', { name: '2', exact: true }).count()).toBe(1)
+    expect(await row.getByRole('button', { name: /Retry/ }).textContent()).toBe('Retry')
   })
 
   it('shows every email once when the refresh of the first page lands while Load more is on its way', async () => {

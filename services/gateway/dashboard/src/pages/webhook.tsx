@@ -40,6 +40,16 @@ function Edit({ slug, hook, onSaved }: { slug: string; hook: Webhook; onSaved: (
   )
 }
 
+/**
+ * An ended delivery can be sent again; a pending one that failed and waits for its next attempt
+ * (up to hours later) can be attempted now, e.g. once its endpoint is fixed. One due now is being
+ * attempted anyway, so it gets no button (the API would leave one in flight unchanged).
+ */
+function retryLabel(d: WebhookDelivery): string | null {
+  if (d.status !== 'pending') return 'Retry'
+  return d.nextAttemptAt && new Date(d.nextAttemptAt).getTime() > Date.now() ? 'Retry now' : null
+}
+
 function Deliveries({ slug, hook, version }: { slug: string; hook: Webhook; version: number }) {
   const base = paths.mirror(slug, `webhooks/${paths.enc(hook.id)}/deliveries`)
   // Polled: attempts and retries change on their own. An action (test event) reads the pages
@@ -100,14 +110,14 @@ function Deliveries({ slug, hook, version }: { slug: string; hook: Webhook; vers
                       {d.nextAttemptAt && <div className="muted small">next {relative(d.nextAttemptAt)}</div>}
                     </td>
                     <td>
-                      {d.status !== 'pending' && (
+                      {retryLabel(d) && (
                         <button
                           type="button"
                           className="btn small"
                           onClick={() => void retry.run(d)}
                           disabled={retry.busy || !hook.enabled}
                         >
-                          Retry
+                          {retryLabel(d)}
                         </button>
                       )}
                     </td>
