@@ -208,6 +208,28 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     expect(await box.inputValue()).toBe('nobody')
   })
 
+  it('keeps the pages of suppressions shown when one on a later page is removed', async () => {
+    for (let i = 0; i < 102; i++)
+      await created(
+        client.post('/v1/admin/suppressions', client.admin, { address: `bulk-${n3(i)}@example.com` }),
+      )
+    await page.goto(`${stack.gatewayUrl}/dashboard/suppressions?q=bulk-`)
+    const rows = page.getByTestId('suppression-row')
+    await expect.poll(() => rows.count()).toBe(100)
+    await page.getByRole('button', { name: 'Load more' }).click()
+    await expect.poll(() => rows.count()).toBe(102)
+    const oldest = rows.filter({ hasText: 'bulk-000@example.com' }) // on the second page
+    await oldest.getByRole('button', { name: 'Remove' }).click()
+    await page
+      .getByRole('dialog', { name: 'Remove bulk-000@example.com?' })
+      .getByRole('button', { name: 'Remove' })
+      .click()
+    await oldest.waitFor({ state: 'detached' })
+    await expect.poll(() => rows.count()).toBe(101) // every other row, the second page's too
+    expect(await rows.filter({ hasText: 'bulk-001@example.com' }).count()).toBe(1)
+    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0)
+  })
+
   it('keeps the page and what was typed when the session ends, behind a sign-in', async () => {
     await created(
       client.post(`${mirror}/templates`, client.admin, { name: 'draft', subject: 'Hi', html: '<p>1</p>' }),

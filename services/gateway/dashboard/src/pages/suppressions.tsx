@@ -2,12 +2,13 @@ import { type FormEvent, useState } from 'react'
 import { ConfirmButton } from '../components/confirm.js'
 import { useNotify } from '../components/notices.js'
 import { AsyncView, FormError } from '../components/states.js'
-import { Badge, Field, Page, Section, Table } from '../components/ui.js'
+import { Badge, Field, LoadMore, Page, Section, Table } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { relative } from '../lib/format.js'
 import { Link, navigate, useLocation, withQuery } from '../lib/router.js'
 import type { Page as ListPage, Suppression, SuppressionReason } from '../lib/types.js'
-import { useAction, useResource } from '../lib/use-resource.js'
+import { usePagedList } from '../lib/use-pages.js'
+import { useAction, useReloadOnChange } from '../lib/use-resource.js'
 
 function AddSuppression({ onAdded }: { onAdded: () => void }) {
   const [address, setAddress] = useState('')
@@ -49,22 +50,20 @@ function AddSuppression({ onAdded }: { onAdded: () => void }) {
   )
 }
 
+/**
+ * The suppressed addresses, page after page. An address added or removed (`version`) reads the
+ * pages shown again from the first, so a removal on a later page keeps the operator's place.
+ */
 function Results({ q, version, onChanged }: { q: string; version: number; onChanged: () => void }) {
-  const [more, setMore] = useState<{ rows: Suppression[]; cursor: string | null }>({ rows: [], cursor: null })
-  const first = useResource(
-    () => api.get<ListPage<Suppression>>('v1/admin/suppressions', { q, limit: 100 }),
-    [version],
+  const list = usePagedList(
+    (cursor) => api.get<ListPage<Suppression>>('v1/admin/suppressions', { q, limit: 100, cursor }),
+    [q],
   )
+  useReloadOnChange(version, list.reload)
   const notify = useNotify()
-  const loadMore = useAction(async () => {
-    const cursor = more.rows.length ? more.cursor : first.data?.nextCursor
-    const page = await api.get<ListPage<Suppression>>('v1/admin/suppressions', { q, limit: 100, cursor })
-    setMore({ rows: [...more.rows, ...page.data], cursor: page.nextCursor })
-  })
-  const hasMore = more.rows.length ? Boolean(more.cursor) : Boolean(first.data?.nextCursor)
   return (
     <AsyncView
-      resource={first}
+      resource={list}
       what="suppressions"
       empty={<p>{q ? 'No suppressed address matches.' : 'No suppressed addresses.'}</p>}
     >
@@ -83,7 +82,7 @@ function Results({ q, version, onChanged }: { q: string; version: number; onChan
               </tr>
             </thead>
             <tbody>
-              {[...page.data, ...more.rows].map((s) => (
+              {page.data.map((s) => (
                 <tr key={s.address} data-testid="suppression-row">
                   <td className="break">{s.address}</td>
                   <td>
@@ -115,17 +114,7 @@ function Results({ q, version, onChanged }: { q: string; version: number; onChan
               ))}
             </tbody>
           </Table>
-          <FormError error={loadMore.error} />
-          {hasMore && (
-            <button
-              type="button"
-              className="btn"
-              onClick={() => void loadMore.run()}
-              disabled={loadMore.busy}
-            >
-              Load more
-            </button>
-          )}
+          <LoadMore list={list} />
         </>
       )}
     </AsyncView>
@@ -167,7 +156,7 @@ export function SuppressionsPage() {
       </Section>
       <Section title="Suppressed addresses">
         <SearchForm key={q} q={q} />
-        <Results key={`${q}:${version}`} q={q} version={version} onChanged={bump} />
+        <Results key={`results:${q}`} q={q} version={version} onChanged={bump} />
       </Section>
     </Page>
   )
