@@ -158,6 +158,22 @@ describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
     expect(await rows.count()).toBe(131)
   })
 
+  it("shows an audience's own contacts when its contact count is followed", async () => {
+    const vip = await client.post(`/v1/admin/projects/${SLUG}/audiences`, client.admin, { name: 'VIP' })
+    const added = await client.post(`/v1/admin/projects/${SLUG}/contacts`, client.admin, {
+      email: 'vip@example.com',
+      audienceIds: [vip.body.id],
+    })
+    expect(added.status).toBeLessThan(300)
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/audiences`)
+    await page.getByRole('row').filter({ hasText: 'VIP' }).getByRole('link', { name: '1' }).click()
+    await heading(page, 'Contacts').waitFor()
+    const rows = page.getByRole('table', { name: 'Contacts' }).getByRole('row')
+    await rows.filter({ hasText: 'vip@example.com' }).waitFor()
+    expect(await rows.count()).toBe(2) // header + the audience's one contact, not every contact
+    await expect.poll(() => page.getByRole('combobox', { name: 'Audience' }).inputValue()).toBe(vip.body.id)
+  })
+
   it('shows no script error, CSP violation or dialog', () => {
     expect(problems).toEqual([])
   })

@@ -5,7 +5,7 @@ import { AsyncView, FormError } from '../components/states.js'
 import { Field, LoadMore, Page, Section, Table } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { formatCount, relative } from '../lib/format.js'
-import { Link } from '../lib/router.js'
+import { Link, withQuery } from '../lib/router.js'
 import type { Audience, Page as ListPage } from '../lib/types.js'
 import { usePagedList } from '../lib/use-pages.js'
 import { useAction } from '../lib/use-resource.js'
@@ -74,7 +74,9 @@ export function AudiencesPage({ params }: { params: Record<string, string> }) {
                     <tr key={a.id}>
                       <td>{a.name}</td>
                       <td>
-                        <Link to={`projects/${encodeURIComponent(slug)}/contacts`}>
+                        <Link
+                          to={withQuery(`projects/${encodeURIComponent(slug)}/contacts`, { audience: a.id })}
+                        >
                           {formatCount(a.contactCount)}
                         </Link>
                       </td>

@@ -5,6 +5,7 @@ import { AsyncView, FormError } from '../components/states.js'
 import { Badge, Field, LoadMore, Page, Section, Table } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { relative } from '../lib/format.js'
+import { navigate, useLocation, withQuery } from '../lib/router.js'
 import type { Audience, Contact, Page as ListPage } from '../lib/types.js'
 import { useAllPages, usePagedList } from '../lib/use-pages.js'
 import { useAction } from '../lib/use-resource.js'
@@ -90,7 +91,10 @@ function AddContact({
 export function ContactsPage({ params }: { params: Record<string, string> }) {
   const slug = params.slug!
   const [q, setQ] = useState('')
-  const [audienceId, setAudienceId] = useState('')
+  // In the URL (`?audience=`), so that an audience's contact count can link to its contacts.
+  const audienceId = useLocation().query.get('audience') ?? ''
+  const setAudienceId = (audience: string) =>
+    navigate(withQuery(`projects/${encodeURIComponent(slug)}/contacts`, { audience }), { replace: true })
   // Every audience, not only the first page: the picker must offer each one.
   const audiences = useAllPages(
     (cursor) => api.get<ListPage<Audience>>(paths.mirror(slug, 'audiences'), { limit: 100, cursor }),
