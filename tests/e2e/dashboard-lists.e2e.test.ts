@@ -182,6 +182,8 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     await heading('Projects').waitFor()
     const row = page.getByRole('row').filter({ hasText: 'e2e-lists-stats' })
     await row.waitFor()
+    // "Today" is the UTC day (the one the daily limit counts), not the browser's: it says so.
+    expect(await page.getByRole('columnheader', { name: 'Emails today (UTC)' }).count()).toBe(1)
     await page.waitForResponse((r) => r.url().endsWith('/v1/admin/stats'))
     await created(
       client.post('/v1/emails/batch', p.test, [
@@ -189,7 +191,7 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
         { from: p.from, to: 'b@example.com', subject: 's', text: 's' },
       ]),
     )
-    // Emails today, then last 7 days: 2 each, without a reload.
+    // Today (UTC), then last 7 days: 2 each, without a reload.
     await row.getByRole('cell', { name: '2', exact: true }).nth(1).waitFor()
   })
 

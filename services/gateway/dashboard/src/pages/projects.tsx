@@ -140,7 +140,7 @@ export function ProjectsPage() {
                 <tr>
                   <th scope="col">Project</th>
                   <th scope="col">Slug</th>
-                  <th scope="col">Emails today</th>
+                  <th scope="col">Emails today (UTC)</th>
                   <th scope="col">Last 7 days</th>
                   <th scope="col">Daily limit</th>
                   <th scope="col">RPC</th>
