@@ -45,6 +45,35 @@ const until = async (ok: () => boolean) => {
   expect(ok()).toBe(true)
 }
 
+/** A started worker whose claims wait for the test and whose sender records what it posted. */
+function startWorker() {
+  const store = new HeldClaims()
+  const posted: string[] = []
+  const sender = {
+    post: async (_url: string, _body: string, headers: Record<string, string>): Promise<SendResult> => {
+      posted.push(Object.values(headers).find((v) => v.startsWith('whd_')) ?? '')
+      return { outcome: 'success', responseCode: 204, responseBody: '' }
+    },
+  }
+  const started = new DeliveryWorker(
+    store as unknown as DeliveryStore,
+    sender as unknown as HttpSender,
+    {
+      schedule: [30],
+      timeoutMs: 1_000,
+      pollMs: 60_000,
+      concurrency: 4,
+      perWebhook: 4,
+      prefetch: 0,
+      alive: () => true,
+    },
+    createLogger({ service: 'test', level: 'silent' }),
+    new Metrics('webhook_test'),
+  )
+  started.start()
+  return { store, posted, started }
+}
+
 let worker: DeliveryWorker | undefined
 afterEach(async () => {
   await worker?.stop()
@@ -52,30 +81,8 @@ afterEach(async () => {
 
 describe('DeliveryWorker', () => {
   it("hands back a running claim's rows of a project whose webhooks changed meanwhile, and sends the rest", async () => {
-    const store = new HeldClaims()
-    const posted: string[] = []
-    const sender = {
-      post: async (_url: string, _body: string, headers: Record<string, string>): Promise<SendResult> => {
-        posted.push(Object.values(headers).find((v) => v.startsWith('whd_')) ?? '')
-        return { outcome: 'success', responseCode: 204, responseBody: '' }
-      },
-    }
-    worker = new DeliveryWorker(
-      store as unknown as DeliveryStore,
-      sender as unknown as HttpSender,
-      {
-        schedule: [30],
-        timeoutMs: 1_000,
-        pollMs: 60_000,
-        concurrency: 4,
-        perWebhook: 4,
-        prefetch: 0,
-        alive: () => true,
-      },
-      createLogger({ service: 'test', level: 'silent' }),
-      new Metrics('webhook_test'),
-    )
-    worker.start()
+    const { store, posted, started } = startWorker()
+    worker = started
     await until(() => store.claims === 1)
     // The secret of project A is rotated while the claim is running.
     await worker.handBack('proj_a')
@@ -87,30 +94,7 @@ describe('DeliveryWorker', () => {
   })
 
   it('a replica stopping while its claim is running sends none of those rows and hands them all back', async () => {
-    const store = new HeldClaims()
-    const posted: string[] = []
-    const sender = {
-      post: async (_url: string, _body: string, headers: Record<string, string>): Promise<SendResult> => {
-        posted.push(Object.values(headers).find((v) => v.startsWith('whd_')) ?? '')
-        return { outcome: 'success', responseCode: 204, responseBody: '' }
-      },
-    }
-    const stopping = new DeliveryWorker(
-      store as unknown as DeliveryStore,
-      sender as unknown as HttpSender,
-      {
-        schedule: [30],
-        timeoutMs: 1_000,
-        pollMs: 60_000,
-        concurrency: 4,
-        perWebhook: 4,
-        prefetch: 0,
-        alive: () => true,
-      },
-      createLogger({ service: 'test', level: 'silent' }),
-      new Metrics('webhook_test'),
-    )
-    stopping.start()
+    const { store, posted, started: stopping } = startWorker()
     await until(() => store.claims === 1)
     // SIGTERM arrives while the claim is in PostgreSQL; it answers only afterwards.
     let stopped = false
