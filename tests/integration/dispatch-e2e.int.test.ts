@@ -2,7 +2,7 @@ import { useTestEnv, waitFor } from '@mailer/testing'
 import { dkimVerify } from 'mailauth/lib/dkim/verify'
 import { simpleParser } from 'mailparser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { projectWithDomain } from '../support/emails.js'
+import { projectWithDomain, publishedDkimResolver } from '../support/emails.js'
 import { api } from '../support/http.js'
 import { TestRelay } from '../support/smtp-relay.js'
 import { Stack } from '../support/stack.js'
@@ -30,13 +30,7 @@ beforeAll(async () => {
   const p = await projectWithDomain(client, 'e2e-send', 'mail.e2e.test')
   live = p.live
   from = p.from
-  // The DKIM record the user publishes, as the API shows it.
-  const domains = await client.get('/v1/domains', live)
-  const dkim = domains.body.data[0].records.find((r: any) => r.name.includes('._domainkey.'))
-  dkimResolver = async (name, type) => {
-    if (type === 'TXT' && name === dkim.name) return [[dkim.value]]
-    throw Object.assign(new Error(`no ${type} ${name}`), { code: 'ENOTFOUND' })
-  }
+  dkimResolver = await publishedDkimResolver(client, live)
 })
 afterAll(async () => {
   await stack.stopAll()

@@ -3,7 +3,7 @@ import { useTestEnv, waitFor } from '@mailer/testing'
 import { dkimVerify } from 'mailauth/lib/dkim/verify'
 import { simpleParser } from 'mailparser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { projectWithDomain } from '../support/emails.js'
+import { projectWithDomain, publishedDkimResolver } from '../support/emails.js'
 import { api } from '../support/http.js'
 import {
   allParts,
@@ -47,14 +47,7 @@ beforeAll(async () => {
   const p = await projectWithDomain(client, 'wire', 'mail.wire.test')
   live = p.live
   domain = p.domain
-  // The DKIM record the user publishes, as the API shows it.
-  const dkim = (await client.get('/v1/domains', live)).body.data[0].records.find((r: any) =>
-    r.name.includes('._domainkey.'),
-  )
-  resolver = async (name, type) => {
-    if (type === 'TXT' && name === dkim.name) return [[dkim.value]]
-    throw Object.assign(new Error(`no ${type} ${name}`), { code: 'ENOTFOUND' })
-  }
+  resolver = await publishedDkimResolver(client, live)
 })
 afterAll(async () => {
   await stack.stopAll()

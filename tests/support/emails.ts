@@ -27,3 +27,19 @@ export const email = (from: string, over: Record<string, unknown> = {}) => ({
 })
 
 export const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString()
+
+/**
+ * A DNS resolver (mailauth's `resolver` option) that answers the project's DKIM record as the
+ * API shows it for publishing, and nothing else: a DKIM check against what the user would publish.
+ */
+export async function publishedDkimResolver(
+  client: Client,
+  key: string,
+): Promise<(name: string, type: string) => Promise<string[][]>> {
+  const domains = await client.get('/v1/domains', key)
+  const dkim = domains.body.data[0].records.find((r: any) => r.name.includes('._domainkey.'))
+  return async (name, type) => {
+    if (type === 'TXT' && name === dkim.name) return [[dkim.value]]
+    throw Object.assign(new Error(`no ${type} ${name}`), { code: 'ENOTFOUND' })
+  }
+}
