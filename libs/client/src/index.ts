@@ -2,7 +2,12 @@ export { AdminClient, type AdminClientOptions, AdminProjectClient } from './admi
 export { type ClientOptions, MailerClient, ProjectResources } from './client.js'
 export { ENDPOINTS, KEYED_OPERATIONS, type Operation, PENDING_ENDPOINTS } from './endpoints.js'
 export { isMailerApiError, MailerApiError, MailerConnectionError, type MailerErrorFields } from './errors.js'
-export { type BatchOptions, generateIdempotencyKey, type SendOptions } from './resources/emails.js'
+export {
+  type BatchOptions,
+  type DryRunSendOptions,
+  generateIdempotencyKey,
+  type SendOptions,
+} from './resources/emails.js'
 export { MAX_RETRY_AFTER_SECONDS, parseRetryAfter, retryDelayMs } from './retry.js'
 export {
   AdminRpcClient,

@@ -79,20 +79,23 @@ interface Rest {
   encode: 'query'
   /** Every route query is the SDK's to send (`dryRun` too). */
   queryMissing: false
+  dryRun: never
 }
 interface Rpc {
   /** `get` answers null for an email the project lacks. */
   nullable: null
   encode: 'json'
-  /** MailerRpc's sendBatch has no `dryRun` (libs/contracts/src/rpc.ts). */
+  /** MailerRpc's send and sendBatch have no `dryRun` (libs/contracts/src/rpc.ts). */
   queryMissing: true
+  /** So its send never answers a dry run's `{ id: null }`. */
+  dryRun: { id: null }
 }
 
 type Problems<O extends Operation, K, V extends Rest | Rpc = Rest> =
   | (K extends { result: infer R }
       ? OutputMatches<
           R,
-          | Wrapped<Schemas<O>['response'], ListOf<Schemas<O>>>
+          | Exclude<Wrapped<Schemas<O>['response'], ListOf<Schemas<O>>>, V['dryRun']>
           | (O extends 'emails.get' ? V['nullable'] : never)
         > extends true
         ? never

@@ -21,7 +21,7 @@ export const OPERATION_SCHEMAS = {
   me: { response: C.MeResponse },
   'apiKeys.list': { response: C.ApiKeyRecord, list: 'all' },
   // emails
-  'emails.send': { body: C.SendEmailInput, response: C.SendResult },
+  'emails.send': { body: C.SendEmailInput, query: C.SendQuery, response: C.SendResponse },
   // The documented body: the route's own is looser, its items checked one by one by the handler.
   'emails.sendBatch': { body: C.DocumentedBatchBody, query: C.BatchQuery, response: C.BatchResponse },
   'emails.list': { query: C.ListEmailsQuery, response: C.EmailSummaryRecord, list: 'page' },

@@ -24,7 +24,12 @@ type WithQuery<F extends Fn, I extends number> = { query: Arg<F, I>; result: Res
 export interface SdkOperations {
   me: Plain<M['me']>
   'apiKeys.list': Plain<M['apiKeys']['list']>
-  'emails.send': WithBody<M['emails']['send'], 0>
+  // The general overload (the last) answers a dry run's result too.
+  'emails.send': {
+    body: Arg<M['emails']['send'], 0>
+    query: Pick<Arg<M['emails']['send'], 1>, 'dryRun'>
+    result: Result<M['emails']['send']>
+  }
   'emails.sendBatch': {
     body: Arg<M['emails']['sendBatch'], 0>
     query: Pick<Arg<M['emails']['sendBatch'], 1>, 'dryRun'>

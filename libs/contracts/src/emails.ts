@@ -188,9 +188,14 @@ export const SendResult = z.object({
 })
 export type SendResult = z.infer<typeof SendResult>
 
-/** 202 for an accepted live email, 200 for a test email (interface.md part 4). */
-export const sendStatus = (result: unknown): number =>
-  (result as { status?: string } | null)?.status === 'test' ? 200 : 202
+/**
+ * 202 for an accepted live email, 200 for a test email (interface.md part 4) and for a dry run
+ * (`id: null`): nothing was queued, so 202 Accepted would say otherwise.
+ */
+export const sendStatus = (result: unknown): number => {
+  const r = result as { id?: unknown; status?: string } | null
+  return r?.status === 'test' || r?.id === null ? 200 : 202
+}
 
 export const BatchItemError = z.object({
   error: z.object({ type: z.string(), code: z.string(), message: z.string(), param: z.string().optional() }),
@@ -201,6 +206,8 @@ export type DryRunResult = z.infer<typeof DryRunResult>
 export const BatchItemResult = z.union([SendResult, DryRunResult, BatchItemError])
 export type BatchItemResult = z.infer<typeof BatchItemResult>
 export const BatchResponse = z.object({ data: z.array(BatchItemResult) })
+/** A single send's answer: a dry run answers as a batch's dry-run item would. */
+export const SendResponse = z.union([SendResult, DryRunResult])
 
 /** The batch body is a JSON array of 1-100 send inputs; `?dryRun=true` only validates. */
 export const BatchBody = z
@@ -218,6 +225,8 @@ export const BatchQuery = z.object({
     .transform((v) => v === 'true' || v === '1')
     .optional(),
 })
+/** The single send takes the batch's `?dryRun` (a dry run of one item). */
+export const SendQuery = BatchQuery
 
 export const ListEmailsQuery = pageQuery().extend({
   status: z.enum(EMAIL_STATUS_VALUES).optional(),

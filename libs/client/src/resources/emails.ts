@@ -4,6 +4,7 @@ import type { Page } from '../types/common.js'
 import type {
   BatchResponse,
   CanceledEmail,
+  DryRunResult,
   Email,
   EmailContent,
   EmailSummary,
@@ -25,6 +26,11 @@ export interface BatchOptions extends SendOptions {
   dryRun?: boolean
 }
 
+/** A send with `dryRun: true` runs every check and stores, counts and sends nothing. */
+export interface DryRunSendOptions extends SendOptions {
+  dryRun?: boolean
+}
+
 /** `sdk_<uuid>`: the key the client makes for a send that has none. */
 export const generateIdempotencyKey = (): string => `sdk_${globalThis.crypto.randomUUID()}`
 
@@ -33,12 +39,27 @@ const id = (emailId: string) => ({ id: emailId })
 export class Emails {
   constructor(private readonly s: Scope) {}
 
-  /** POST /v1/emails. Live key: `queued` or `scheduled`; test key: `test`. */
-  send(input: SendEmailInput, opts: SendOptions = {}): Promise<SendResult> {
+  /**
+   * POST /v1/emails. Live key: `queued` or `scheduled`; test key: `test`. With `dryRun: true`
+   * nothing is stored or sent: `{ id: null, status }` when it would be accepted (a repeat of an
+   * idempotency key still answers that email), the same error a real send would get otherwise.
+   */
+  send(input: SendEmailInput, opts?: SendOptions & { dryRun?: false }): Promise<SendResult>
+  send(input: SendEmailInput, opts: DryRunSendOptions): Promise<SendResult | DryRunResult>
+  send(
+    input: SendEmailInput,
+    opts: SendOptions & { dryRun?: boolean } = {},
+  ): Promise<SendResult | DryRunResult> {
+    const { dryRun, ...rest } = opts
     // An input's own key is honoured as it is; a generated header would override it.
     const idempotencyKey =
-      opts.idempotencyKey ?? (input.idempotencyKey === undefined ? generateIdempotencyKey() : undefined)
-    return this.s.call('emails.send', undefined, { ...opts, idempotencyKey, body: input })
+      rest.idempotencyKey ?? (input.idempotencyKey === undefined ? generateIdempotencyKey() : undefined)
+    return this.s.call('emails.send', undefined, {
+      ...rest,
+      idempotencyKey,
+      body: input,
+      query: dryRun === undefined ? undefined : { dryRun },
+    })
   }
 
   /**

@@ -10,7 +10,8 @@ import {
   ListEmailsQuery,
   RescheduleBody,
   SendEmailInput,
-  SendResult,
+  SendQuery,
+  SendResponse,
   sendStatus,
 } from '../emails.js'
 import { route } from './define.js'
@@ -41,9 +42,11 @@ export const emailRoutes = [
     status: sendStatus,
     headers: ['idempotency-key'],
     checksText: true,
-    summary: 'Send an email: 202 queued/scheduled (live key), 200 test (test key)',
+    summary:
+      'Send an email: 202 queued/scheduled (live key), 200 test (test key); ?dryRun=true only validates (200, id null)',
     body: SendEmailInput,
-    response: SendResult,
+    query: SendQuery,
+    response: SendResponse,
   }),
   route({
     method: 'GET',

@@ -6,6 +6,7 @@ import {
   fail,
   MAX_BATCH,
   parseQuery,
+  SendQuery,
   unstorablePart,
 } from '@mailer/contracts'
 import type { EmailContext } from '../app.js'
@@ -46,9 +47,12 @@ const itemBody = (o: Outcome) => {
 /** POST /v1/emails and POST /v1/emails/batch. */
 export function serveSend(ctx: EmailContext, accept: Accept = makeAcceptor(ctx)): void {
   serveRoutes(ctx.rt.bus, 'email', {
-    'api.email.emails.send': async ({ caller, body, headers }) => {
+    'api.email.emails.send': async ({ caller, body, headers, query }) => {
+      // Read before the body, as the batch does: a bad `dryRun` must never fall back to a real send.
+      const { dryRun } = parseQuery(SendQuery, query)
       const [outcome] = await accept(caller, [{ raw: body, overrideKey: headerKey(headers) }], {
         source: sourceOf(caller, false),
+        dryRun: dryRun ?? false,
       })
       if (!outcome) throw new Error('accept returned no outcome')
       if ('error' in outcome) throw outcome.error
