@@ -157,6 +157,16 @@ describe('sending', () => {
     expect((await client.get(`/v1/broadcasts/${b.id}`, acme.live)).body.status).toBe('draft')
   })
 
+  it('send takes no body or an object: JSON null is 400 invalid_body (not missing_body), sends nothing', async () => {
+    const b = (await draft()).body
+    for (const body of [null, [], 'x']) {
+      const r = await client.post(`/v1/broadcasts/${b.id}/send`, acme.live, body)
+      expect(r.status, JSON.stringify(body)).toBe(400)
+      expect(r.body.error.code, JSON.stringify(body)).toBe('invalid_body')
+    }
+    expect((await client.get(`/v1/broadcasts/${b.id}`, acme.live)).body.status).toBe('draft')
+  })
+
   it('schedules, checks scheduledAt like an email, and cancels', async () => {
     const b = (await draft()).body
     for (const scheduledAt of ['tomorrow', '2020-01-01T00:00:00Z', inSeconds(40 * 86_400)]) {

@@ -201,6 +201,11 @@ describe('rendering', () => {
     })
     const preview = await client.post('/v1/templates/welcome/render', acme.live, {})
     expect(preview.body.subject).toBe('Welcome, Ann!')
+    // The body is optional (none is {}); JSON null is a body it does not take, as on every such route.
+    expect((await client.post('/v1/templates/welcome/render', acme.live)).body.subject).toBe('Welcome, Ann!')
+    const nul = await client.post('/v1/templates/welcome/render', acme.live, null)
+    expect(nul.status).toBe(400)
+    expect(nul.body.error.code).toBe('invalid_body')
   })
 
   it('enforces required variables and data types', async () => {

@@ -26,6 +26,16 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
   throw new MailerError(code, path ? `${path}: ${message}` : message, path ? { param: path } : {})
 }
 
+/**
+ * Parses the body of a route whose body is optional: none is read as `{}`. JSON `null` is a body,
+ * just not one such a route takes, so it is `invalid_body`: `missing_body` would say one is needed.
+ */
+export function parseOptionalBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  if (body === null)
+    throw new MailerError('invalid_body', 'JSON null is not a body this route takes: send none or an object')
+  return parseBody(schema, body ?? {})
+}
+
 /** The parameters a query schema knows (an object, possibly behind a pipe such as a transform). */
 function queryKeys(schema: z.ZodType): Set<string> {
   if (schema instanceof z.ZodObject) return new Set(Object.keys(schema.shape))

@@ -5,6 +5,7 @@ import {
   encodeCursor,
   MailerError,
   parseBody,
+  parseOptionalBody,
   parseQuery,
   requireProject,
   SendBroadcastBody,
@@ -80,7 +81,7 @@ export function serveBroadcasts(ctx: BroadcastContext): void {
 
     'api.broadcast.broadcasts.send': async ({ caller, params, body }) => {
       const project = requireProject(caller)
-      const { scheduledAt } = body === undefined ? {} : parseBody(SendBroadcastBody, body)
+      const { scheduledAt } = parseOptionalBody(SendBroadcastBody, body)
       let row: BroadcastRow | null = null
       // The draft is marked sent only as it was checked; one changed meanwhile is checked again.
       for (let tries = 0; row === null; tries++) {

@@ -7,7 +7,7 @@ import {
   newId,
   normalizeDomainName,
   ProjectRecord,
-  parseBody,
+  parseOptionalBody,
   parseQuery,
   ResolveProjectResponse,
   requireProject,
@@ -98,9 +98,7 @@ export function serveDomains(rt: Runtime, env: DnsSettings): void {
 
   serveRoutes(rt.bus, QUEUE, {
     'api.email.domains.setup': async ({ caller, params, body }) => {
-      // JSON null is a body this route does not take, not a missing one (it needs none).
-      if (body === null) throw fail('invalid_body', 'The setup route takes no body: send none or {}')
-      if (body !== undefined) parseBody(SetupDomainBody, body)
+      parseOptionalBody(SetupDomainBody, body)
       const name = normalizeDomainName(params.domain ?? '')
       if (!name) throw fail('invalid_body', `'${params.domain ?? ''}' is not a domain name`, 'domain')
       const project = await rt.bus.request(

@@ -6,6 +6,7 @@ import {
   ListTemplatesQuery,
   page,
   parseBody,
+  parseOptionalBody,
   parseQuery,
   RenderTemplateBody,
   RestoreTemplateBody,
@@ -156,7 +157,7 @@ export function serveTemplates(ctx: EmailContext, cache: TemplateCache): void {
     // A preview: declared examples fill in what `data` leaves out; required variables still apply.
     'api.email.templates.render': async ({ caller, params, body }) => {
       const project = requireProject(caller)
-      const { data } = parseBody(RenderTemplateBody, body ?? {})
+      const { data } = parseOptionalBody(RenderTemplateBody, body)
       const t = await store.get(project.id, nameParam(params))
       const variables = storedVariables(t.variables)
       const merged = { ...exampleData(variables), ...(data ?? {}) }
