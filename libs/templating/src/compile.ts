@@ -1,5 +1,6 @@
 import { fail, withoutControls } from '@mailer/contracts'
 import Handlebars from 'handlebars'
+import { inScope, type RenderScope } from './access-warnings.js'
 import { htmlToText } from './html-to-text.js'
 
 // An isolated environment: nothing registered on the global Handlebars object (by us or a
@@ -102,7 +103,8 @@ type Fn = (data: unknown) => string
  * HTML-escaped in html and left as is in subject and text, which are not HTML; `{{{x}}}` is
  * never escaped. The syntax should have been checked with checkSyntax when it was saved.
  */
-export function compileTemplate(src: TemplateSource): CompiledTemplate {
+export function compileTemplate(src: TemplateSource, options: { name?: string } = {}): CompiledTemplate {
+  const scope: RenderScope = { name: options.name, warned: new Set() }
   const opts = { knownHelpersOnly: true }
   const compile = (s: string | null | undefined, noEscape: boolean): Fn | null =>
     typeof s === 'string' ? (hb.compile(s, { ...opts, noEscape }) as Fn) : null
@@ -114,12 +116,18 @@ export function compileTemplate(src: TemplateSource): CompiledTemplate {
     render(data) {
       iterationsLeft = MAX_RENDER_ITERATIONS
       try {
-        const renderedHtml = bounded(html ? html(data) : null, 'html')
-        return {
-          subject: subject ? cleanSubject(bounded(subject(data), 'subject')) : null,
-          html: renderedHtml,
-          text: text ? bounded(text(data), 'text') : renderedHtml !== null ? htmlToText(renderedHtml) : null,
-        }
+        return inScope(scope, () => {
+          const renderedHtml = bounded(html ? html(data) : null, 'html')
+          return {
+            subject: subject ? cleanSubject(bounded(subject(data), 'subject')) : null,
+            html: renderedHtml,
+            text: text
+              ? bounded(text(data), 'text')
+              : renderedHtml !== null
+                ? htmlToText(renderedHtml)
+                : null,
+          }
+        })
       } catch (e) {
         throw fail('invalid_template_data', `The template could not be rendered: ${oneLine(e)}`, 'data')
       }
@@ -135,8 +143,12 @@ function bounded<T extends string | null>(out: T, field: TemplateField): T {
 }
 
 /** Renders once (previews, one-off sends); prefer compileTemplate for repeated renders. */
-export function renderTemplate(src: TemplateSource, data: Record<string, unknown>): RenderedContent {
-  return compileTemplate(src).render(data)
+export function renderTemplate(
+  src: TemplateSource,
+  data: Record<string, unknown>,
+  options: { name?: string } = {},
+): RenderedContent {
+  return compileTemplate(src, options).render(data)
 }
 
 /**

@@ -1,3 +1,4 @@
+export { setTemplateLogger, type TemplateLogger } from './access-warnings.js'
 export {
   type CompiledTemplate,
   checkSyntax,

@@ -1,5 +1,6 @@
 import { type Runtime, startRuntime } from '@mailer/bus'
 import { type Links, linksFromEnv } from '@mailer/links'
+import { setTemplateLogger } from '@mailer/templating'
 import type { BroadcastEnv } from './env.js'
 import { serveAudiences } from './handlers/audiences.js'
 import { serveBroadcasts } from './handlers/broadcasts.js'
@@ -28,6 +29,7 @@ export interface BroadcastContext {
 export async function start(env: BroadcastEnv): Promise<Runtime<BroadcastEnv>> {
   const links = linksFromEnv(env)
   const rt = await startRuntime(SERVICE, env)
+  setTemplateLogger(rt.logger)
   const store = new SenderStore(rt.db)
   const ctx: BroadcastContext = {
     rt,

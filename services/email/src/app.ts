@@ -1,5 +1,6 @@
 import { ensureStream, Outbox, type Runtime, startRuntime } from '@mailer/bus'
 import { DomainsInvalidation, STREAMS, SUBJECTS } from '@mailer/contracts'
+import { setTemplateLogger } from '@mailer/templating'
 import type { TemplateRenderer } from './domain/template.js'
 import type { EmailEnv } from './env.js'
 import { serveAdminEmails } from './handlers/admin-emails.js'
@@ -49,6 +50,7 @@ export async function start(
   if (env.TEST_SKIP_OUTBOX_PUBLISH && env.NODE_ENV !== 'test')
     throw new Error('TEST_SKIP_OUTBOX_PUBLISH needs NODE_ENV=test')
   const rt = await startRuntime(SERVICE, env)
+  setTemplateLogger(rt.logger)
   await ensureStream(rt.bus, STREAMS.EMAILS)
   await ensureStream(rt.bus, STREAMS.EVENTS)
 

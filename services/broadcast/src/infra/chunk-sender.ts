@@ -107,7 +107,7 @@ export class ChunkSender {
     if (!t) {
       if (this.templates.size >= TEMPLATE_CACHE_MAX)
         this.templates.delete(this.templates.keys().next().value!)
-      t = compileTemplate({ subject: b.subject, html: b.html, text: b.text })
+      t = compileTemplate({ subject: b.subject, html: b.html, text: b.text }, { name: `broadcast ${b.id}` })
       this.templates.set(b.id, t)
     }
     return t

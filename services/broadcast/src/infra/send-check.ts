@@ -39,7 +39,12 @@ export async function checkSendable(
   const contact = (await firstAudienceContact(deps.db, project.id, b.audienceId)) ?? PLACEHOLDER
   let item: ReturnType<typeof personalize>
   try {
-    item = personalize(b, compileTemplate(b), contact, deps.links.unsubscribeUrl(project.id, contact.id))
+    item = personalize(
+      b,
+      compileTemplate(b, { name: `broadcast ${b.id}` }),
+      contact,
+      deps.links.unsubscribeUrl(project.id, contact.id),
+    )
   } catch (err) {
     if (isMailerError(err)) return
     throw err

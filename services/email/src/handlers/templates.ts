@@ -162,7 +162,7 @@ export function serveTemplates(ctx: EmailContext, cache: TemplateCache): void {
       const variables = storedVariables(t.variables)
       const merged = { ...exampleData(variables), ...(data ?? {}) }
       checkRequired(variables, merged)
-      return compileTemplate(t).render(merged)
+      return compileTemplate(t, { name: t.name }).render(merged)
     },
   })
 }

@@ -58,7 +58,7 @@ export class TemplateCache implements TemplateRenderer {
             version: t.version,
             ownText: t.text !== null,
             variables: t.variables,
-            compiled: compileTemplate(t),
+            compiled: compileTemplate(t, { name }),
           }
         : null,
     )
