@@ -1,3 +1,4 @@
+export { closeWithin, DB_CLOSE_TIMEOUT_MS } from './bounded-close.js'
 export type { BusOptions } from './bus.js'
 export { Bus } from './bus.js'
 export { coalesceFlushes } from './coalesced-flush.js'

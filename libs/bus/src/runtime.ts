@@ -1,6 +1,7 @@
 import { type BaseEnv, ConfigError, natsTls, parseNatsUrl } from '@mailer/config'
 import { createDb, type Db } from '@mailer/db'
 import { createLogger, type Logger, Metrics, type OpsServer, startOpsServer } from '@mailer/observability'
+import { closeWithin } from './bounded-close.js'
 import { Bus } from './bus.js'
 import { DependencyWatch } from './dependency-gauges.js'
 
@@ -96,7 +97,7 @@ export async function startRuntime<E extends BaseEnv>(
     if (err instanceof ConfigError) {
       deps.stop()
       await ops.close()
-      await db.$disconnect()
+      await closeWithin('prisma', () => db.$disconnect(), logger)
     }
     throw err
   } finally {
@@ -150,14 +151,14 @@ export async function startRuntime<E extends BaseEnv>(
         await connected.close().catch(() => undefined)
       }
       clearTimeout(timer)
-      await db.$disconnect()
+      await closeWithin('prisma', () => db.$disconnect(), logger)
       await ops.close()
     },
     async kill() {
       stopped = true
       deps.stop()
       await connected.close()
-      await db.$disconnect().catch(() => undefined)
+      await closeWithin('prisma', () => db.$disconnect(), logger)
       await ops.close()
     },
   }

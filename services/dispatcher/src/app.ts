@@ -1,4 +1,12 @@
-import { consume, ensureConsumer, ensureStream, Outbox, type Runtime, startRuntime } from '@mailer/bus'
+import {
+  closeWithin,
+  consume,
+  ensureConsumer,
+  ensureStream,
+  Outbox,
+  type Runtime,
+  startRuntime,
+} from '@mailer/bus'
 import { CONSUMERS, DomainsInvalidation, STREAMS, SUBJECTS } from '@mailer/contracts'
 import { createPgPool } from '@mailer/db'
 import { linksFromEnv } from '@mailer/links'
@@ -60,7 +68,7 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
   // refresh for a slow send: a few connections serve any DISPATCH_CONCURRENCY. Closed after the
   // consumer stopped and in-flight outcomes were recorded.
   const pool = createPgPool(env.DATABASE_URL, { max: 8 })
-  rt.onStop(() => pool.end())
+  rt.onStop(() => closeWithin('dispatcher pg pool', () => pool.end(), rt.logger))
   const dispatcher = makeDispatchHandler({
     db: rt.db,
     pool,

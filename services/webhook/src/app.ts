@@ -1,4 +1,4 @@
-import { type Runtime, startRuntime } from '@mailer/bus'
+import { closeWithin, type Runtime, startRuntime } from '@mailer/bus'
 import { createPgPool } from '@mailer/db'
 import type { WebhookTarget } from './domain/matching.js'
 import type { WebhookEnv } from './env.js'
@@ -38,7 +38,7 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
   // of 20,000, against 1.4 ms (bench/README.md). Every other statement of this pool is a lookup by
   // key, for which bitmap scans never win.
   const pool = createPgPool(env.DATABASE_URL, { max: 8, settings: { enable_bitmapscan: 'off' } })
-  rt.onStop(() => pool.end())
+  rt.onStop(() => closeWithin('webhook pg pool', () => pool.end(), rt.logger))
   const store = new DeliveryStore(db, pool)
   const sender = new HttpSender({
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,

@@ -1,4 +1,11 @@
-import { consume, ensureConsumer, ensureStream, type RunningConsumer, redeliveryDelayMs } from '@mailer/bus'
+import {
+  closeWithin,
+  consume,
+  ensureConsumer,
+  ensureStream,
+  type RunningConsumer,
+  redeliveryDelayMs,
+} from '@mailer/bus'
 import { CONSUMERS, STREAMS, TrackingHit } from '@mailer/contracts'
 import { createPgPool, GroupCommit, isDatabaseUnavailable } from '@mailer/db'
 import type { Metrics } from '@mailer/observability'
@@ -152,7 +159,7 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
     async stop() {
       // Every hit in hand is written (or given back) before the pool closes.
       await running.stop()
-      await pool.end()
+      await closeWithin('email tracking pg pool', () => pool.end(), rt.logger)
     },
   }
 }
