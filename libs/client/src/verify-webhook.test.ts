@@ -30,6 +30,20 @@ function failure(fn: () => unknown): string {
 }
 
 describe('verifyWebhook', () => {
+  it('refuses a body already parsed (express.json()) with a verification error saying to pass the raw body', () => {
+    const parsed = JSON.parse(body) as unknown as string
+    let err: unknown
+    try {
+      verifyWebhook(secret, header(`t=${t},v1=${hmac(secret, t, body)}`), parsed, { now: t })
+    } catch (e) {
+      err = e
+    }
+    expect(err).toBeInstanceOf(WebhookVerificationError)
+    expect((err as WebhookVerificationError).reason).toBe('invalid_payload')
+    expect((err as Error).message).toMatch(/raw request body/)
+    expect((err as Error).message).toContain("express.raw({ type: 'application/json' })")
+  })
+
   it('accepts a valid signature and returns the parsed event', () => {
     const event = verifyWebhook(secret, header(`t=${t},v1=${hmac(secret, t, body)}`), body, { now: t })
     expect(event).toMatchObject({ id: 'evt_1', type: 'email.delivered' })

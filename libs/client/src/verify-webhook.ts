@@ -71,7 +71,8 @@ export function signWebhookPayload(secret: string, timestamp: number, rawBody: s
 /**
  * Verifies a webhook delivery exactly as interface.md part 6 says, and returns its event.
  * Pass the raw body bytes as received (not re-serialised JSON). Throws
- * WebhookVerificationError when the signature header is missing or malformed, when `t` is more
+ * WebhookVerificationError when the body is not a string or bytes (`invalid_payload`: a body a
+ * JSON middleware already parsed), when the signature header is missing or malformed, when `t` is more
  * than `toleranceSeconds` away from now, or when no `v1` matches (compared in constant time).
  */
 export function verifyWebhook(
@@ -81,6 +82,15 @@ export function verifyWebhook(
   opts: VerifyOptions = {},
 ): MailerEvent {
   if (typeof secret !== 'string' || secret === '') throw new TypeError('the webhook secret is required')
+  // A body already parsed by a JSON middleware (express.json()) is the common mistake; the
+  // signature covers the bytes as sent, which cannot be rebuilt from the object.
+  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) {
+    throw new WebhookVerificationError(
+      'invalid_payload',
+      `verifyWebhook needs the raw request body (a string or Buffer), got ${rawBody === null ? 'null' : typeof rawBody}: ` +
+        "with Express, use express.raw({ type: 'application/json' }) on the webhook route instead of express.json()",
+    )
+  }
   const header = headerValue(headers, SIGNATURE_HEADER)
   if (!header) throw new WebhookVerificationError('missing_signature', `No ${SIGNATURE_HEADER} header`)
   const sig = parseSignatureHeader(header)
