@@ -10,9 +10,11 @@ import { EVENT_GROUP_MAX, EVENT_GROUP_MAX_BYTES, SUBJECTS } from '@mailer/contra
  * EVENT_GROUP_MAX_BYTES per outbox row (a new group starts where the running size crosses a
  * multiple of it), in event id order (ids are monotonic: creation order), subject
  * `events.group`, msg_id `g:<first event id>`. Read the rows back with `outboxRowsJson('o')`.
+ * `param` may instead be a FROM item giving those three columns as `ev` (a writer that derives
+ * the messages from rows it already has in the statement, rather than sending them twice).
  */
 export const eventGroupsCte = (
-  param: number,
+  param: number | string,
   written: string,
   by: 'email_id' | 'msg_id' = 'email_id',
 ): string => `o AS (
@@ -22,7 +24,7 @@ export const eventGroupsCte = (
   FROM (SELECT ev.msg_id, ev.payload,
                (row_number() OVER w - 1) / ${EVENT_GROUP_MAX} AS chunk,
                (sum(octet_length(ev.payload::text)) OVER w - 1) / ${EVENT_GROUP_MAX_BYTES} AS part
-        FROM jsonb_to_recordset($${param}::jsonb) AS ev(email_id text, msg_id text, payload jsonb)
+        FROM ${typeof param === 'string' ? param : `jsonb_to_recordset($${param}::jsonb) AS ev(email_id text, msg_id text, payload jsonb)`}
         JOIN ${written} ON ${written}.id = ev.${by}
         WINDOW w AS (ORDER BY ev.msg_id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) q
   GROUP BY q.chunk, q.part

@@ -84,8 +84,13 @@ export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<Pre
   const scheduledAt = checkSchedule(input.scheduledAt, ctx.now)
   // Hashing the canonical input was ~3 % of the email service's CPU in a batch without keys.
   let hash: string | undefined
+  // Named fields, not `{ ...c, subject, … }`: V8 (Node 20) builds an object spread followed by more
+  // properties on a slow path, about 2 µs per property after it: 20 µs per email here, a fifth of
+  // the email service's time in a batch (bench/README.md).
   return {
-    ...c,
+    input: c.input,
+    from: c.from,
+    recipients: c.recipients,
     subject,
     html,
     text,

@@ -195,7 +195,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
       checked.map(async (c): Promise<Keyed<PreparedSend> | null> => {
         try {
           if (suppressible && readFirst) checkSuppression(c.send.recipients, suppressed)
-          return { ...c, send: await prepareSend(c.send, sctx) }
+          return { i: c.i, key: c.key, send: await prepareSend(c.send, sctx) }
         } catch (e) {
           if (!isMailerError(e)) throw e
           outcomes[c.i] = { error: e }

@@ -41,8 +41,9 @@ export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
   for (const e of emails) {
     const email = summary(ctx, e)
     const event = buildEvent(email, acceptEvent(e, ctx.now))
-    events.push(timelineRow(email, event))
     const message = eventMessage(email, event)
+    // `published`: the one-statement write derives the event's message from its row (accept-sql.ts).
+    events.push({ ...timelineRow(email, event), published: message ? true : undefined })
     if (message)
       outbox.push({
         email_id: e.id,
@@ -56,37 +57,45 @@ export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
 
 function emailRow(ctx: RowContext, e: NewEmail) {
   const s = e.send
-  const kind = (k: string) => s.recipients.filter((r) => r.kind === k).map((r) => r.address)
+  const kind = (k: string) => orOmit(s.recipients.filter((r) => r.kind === k).map((r) => r.address))
   // A broadcast email's key names its broadcast and contact (`bc:<broadcastId>:<contactId>`).
   const bc = ctx.source === 'broadcast' ? parseBroadcastEmailKey(e.key) : null
+  const tags = s.input.tags
+  // Empty, false and null values are left out (`undefined`: not in the JSON at all); the
+  // statement stores them as the columns' empty values (accept-sql.ts).
   return {
     id: e.id,
     project_id: ctx.projectId,
-    api_key_id: ctx.apiKeyId,
+    api_key_id: ctx.apiKeyId ?? undefined,
     mode: ctx.mode,
     source: ctx.source,
     status: e.status,
     from_address: s.from,
-    reply_to: (s.input.replyTo ?? []).map((r) => r.trim()),
+    reply_to: orOmit((s.input.replyTo ?? []).map((r) => r.trim())),
     to: kind('to'),
     cc: kind('cc'),
     bcc: kind('bcc'),
     subject: s.subject,
-    text_preview: textPreview(s.text, s.html),
-    tags: s.input.tags ?? {},
-    template: s.template,
-    template_version: s.templateVersion,
-    track_opens: s.input.trackOpens ?? false,
-    track_clicks: s.input.trackClicks ?? false,
-    idempotency_key: e.key,
-    request_hash: e.key ? s.hash : null,
-    broadcast_id: bc?.broadcastId ?? null,
-    contact_id: bc?.contactId ?? null,
+    text_preview: textPreview(s.text, s.html) || undefined,
+    tags: tags && Object.keys(tags).length > 0 ? tags : undefined,
+    template: s.template ?? undefined,
+    template_version: s.templateVersion ?? undefined,
+    track_opens: s.input.trackOpens || undefined,
+    track_clicks: s.input.trackClicks || undefined,
+    idempotency_key: e.key ?? undefined,
+    request_hash: e.key ? s.hash : undefined,
+    broadcast_id: bc?.broadcastId,
+    contact_id: bc?.contactId,
     created_at: ctx.now.toISOString(),
-    queued_at: e.status === 'queued' ? ctx.now.toISOString() : null,
-    scheduled_at: s.scheduledAt?.toISOString() ?? null,
+    queued_at: e.status === 'queued' ? ctx.now.toISOString() : undefined,
+    scheduled_at: s.scheduledAt?.toISOString(),
+    /** The email's group of requests counted together, set by the one-statement write (accept-store.ts). */
+    grp: undefined as number | undefined,
   }
 }
+
+/** An empty list is left out of the statement's JSON (see emailRow). */
+const orOmit = <T>(list: T[]): T[] | undefined => (list.length > 0 ? list : undefined)
 
 /**
  * What each recipient starts as: waiting for the dispatcher (`queued`, a scheduled email's too:
@@ -95,7 +104,8 @@ function emailRow(ctx: RowContext, e: NewEmail) {
  */
 function recipientState(e: NewEmail, now: Date) {
   if (e.status === 'test') return { status: 'test', last_event_at: now.toISOString() }
-  return { status: 'queued' }
+  // Left out: the statement stores `queued` (accept-sql.ts).
+  return {}
 }
 
 /** Content is kept CONTENT_RETENTION_DAYS past acceptance, or past the scheduled time if later. */
@@ -104,10 +114,11 @@ function contentRow(ctx: RowContext, e: NewEmail) {
   const from = Math.max(ctx.now.getTime(), s.scheduledAt?.getTime() ?? 0)
   return {
     email_id: e.id,
-    html: s.html,
-    text: s.text,
-    headers: s.headers,
-    attachments: s.attachments,
+    html: s.html ?? undefined,
+    text: s.text ?? undefined,
+    // Empty ones are left out: the statement stores `{}` and `[]` (accept-sql.ts).
+    headers: Object.keys(s.headers).length > 0 ? s.headers : undefined,
+    attachments: s.attachments.length > 0 ? s.attachments : undefined,
     expires_at: new Date(from + ctx.retentionDays * DAY_MS).toISOString(),
   }
 }

@@ -5,9 +5,11 @@ import { eventGroupsCte } from '@mailer/email-core'
  * Everything accepted requests write: the emails (in idempotency-key order, so concurrent requests
  * sharing keys lock them in one order; ON CONFLICT DO NOTHING, so concurrent duplicates make one
  * email), and for the emails actually inserted their recipients, content, timeline events and
- * outbox rows. Each table gets one multi-row insert fed from a JSON parameter; the foreign keys
+ * outbox rows. Each table gets one multi-row insert fed from a JSON parameter (whose records
+ * leave out empty values, stored here as the columns' empty values: each byte of the parameters is
+ * parsed once by Node and once by PostgreSQL); the foreign keys
  * hold because they are checked at the end of the statement. The queued emails inserted get their
- * dispatch messages here (`d`): one outbox row per $7 of them (subject $6, `{ emailIds }`, msgID
+ * dispatch messages here (`d`): one outbox row per $6 of them (subject $5, `{ emailIds }`, msgID
  * `<first id>:0`), not one per email.
  * A live email, or a broadcast's (whatever its mode), with a recipient on the suppression list is
  * not stored (`sx`, answered as `suppressed`): the accept path does not read the list before it
@@ -32,32 +34,36 @@ WITH x AS (
   INSERT INTO emails (id, project_id, api_key_id, mode, source, status, from_address, reply_to, "to", cc, bcc,
     subject, text_preview, tags, template, template_version, track_opens, track_clicks, idempotency_key,
     request_hash, broadcast_id, contact_id, created_at, queued_at, scheduled_at)
-  SELECT id, project_id, api_key_id, mode, source, status, from_address, reply_to, "to", cc, bcc,
-    subject, text_preview, tags, template, template_version, track_opens, track_clicks, idempotency_key,
-    request_hash, broadcast_id, contact_id, created_at, queued_at, scheduled_at
+  SELECT id, project_id, api_key_id, mode, source, status, from_address, coalesce(reply_to, '{}'),
+    coalesce("to", '{}'), coalesce(cc, '{}'), coalesce(bcc, '{}'), subject, coalesce(text_preview, ''),
+    coalesce(tags, '{}'), template, template_version, coalesce(track_opens, false),
+    coalesce(track_clicks, false), idempotency_key, request_hash, broadcast_id, contact_id, created_at,
+    queued_at, scheduled_at
   FROM x WHERE NOT EXISTS (SELECT 1 FROM sx WHERE sx.email_id = x.id)
   ORDER BY idempotency_key NULLS FIRST, id
   ON CONFLICT DO NOTHING
   RETURNING id
 ), r AS (
   INSERT INTO email_recipients (email_id, address, kind, status, last_event_at)
-  SELECT rx.email_id, rx.address, rx.kind, rx.status, rx.last_event_at FROM rx JOIN e ON e.id = rx.email_id
+  SELECT rx.email_id, rx.address, rx.kind, coalesce(rx.status, 'queued'), rx.last_event_at
+  FROM rx JOIN e ON e.id = rx.email_id
 ), c AS (
   INSERT INTO email_contents (email_id, html, text, headers, attachments, expires_at)
-  SELECT c.email_id, c.html, c.text, c.headers, c.attachments, c.expires_at
+  SELECT c.email_id, c.html, c.text, coalesce(c.headers, '{}'), coalesce(c.attachments, '[]'), c.expires_at
   FROM jsonb_to_recordset($3::jsonb)
     AS c(email_id text, html text, text text, headers jsonb, attachments jsonb, expires_at timestamptz)
   JOIN e ON e.id = c.email_id
+), vx AS (
+  SELECT * FROM jsonb_to_recordset($4::jsonb) AS vx(id text, project_id text, email_id text, mode text,
+    type text, recipient text, payload jsonb, created_at timestamptz, published boolean)
 ), v AS (
   INSERT INTO email_events (id, project_id, email_id, mode, type, recipient, payload, created_at)
-  SELECT v.id, v.project_id, v.email_id, v.mode, v.type, v.recipient, v.payload, v.created_at
-  FROM jsonb_to_recordset($4::jsonb) AS v(id text, project_id text, email_id text, mode text, type text,
-    recipient text, payload jsonb, created_at timestamptz)
-  JOIN e ON e.id = v.email_id
+  SELECT vx.id, vx.project_id, vx.email_id, vx.mode, vx.type, vx.recipient, vx.payload, vx.created_at
+  FROM vx JOIN e ON e.id = vx.email_id
 ), ${events}, d AS (
   INSERT INTO outbox (subject, msg_id, payload)
-  SELECT $6::text, min(q.id) || ':0', jsonb_build_object('emailIds', jsonb_agg(q.id ORDER BY q.id))
-  FROM (SELECT x.id, (row_number() OVER (ORDER BY x.id) - 1) / $7::int AS chunk
+  SELECT $5::text, min(q.id) || ':0', jsonb_build_object('emailIds', jsonb_agg(q.id ORDER BY q.id))
+  FROM (SELECT x.id, (row_number() OVER (ORDER BY x.id) - 1) / $6::int AS chunk
         FROM x JOIN e ON e.id = x.id WHERE x.status = 'queued') q
   GROUP BY q.chunk
   RETURNING id, subject, msg_id, payload
@@ -73,15 +79,25 @@ const ACCEPT_RESULTS = `SELECT
   ${outboxRowsJson('o', 'd')} AS outbox`
 
 /**
+ * The event messages of the published events ($4's `published`), as `eventMessage` in
+ * @mailer/email-core builds them (`{ projectId, event }`, the event's id as msgID): the
+ * one-statement write derives them here rather than receiving each event twice, as the
+ * step-by-step statement does ($7).
+ */
+const PUBLISHED_EVENTS = `(SELECT vx.email_id, vx.id AS msg_id,
+    jsonb_build_object('projectId', vx.project_id, 'event', vx.payload) AS payload
+  FROM vx WHERE vx.published) AS ev`
+
+/**
  * The rows alone; the limits are then counted by separate statements (accept-store.ts). Events
  * get an outbox row each here: the emails the limits refuse are taken back with their rows.
  */
-export const INSERT_ACCEPTED_SQL = `${acceptCtes(outboxCte(5, 'e'))}
+export const INSERT_ACCEPTED_SQL = `${acceptCtes(outboxCte(7, 'e'))}
 ${ACCEPT_RESULTS}`
 
 /**
  * The rows and the limits in one statement (one round trip, its own transaction): the inserted
- * emails are counted per project and window ($8: one record per group of requests sharing a
+ * emails are counted per project and window ($7: one record per group of requests sharing a
  * project and limits) and, if any group would pass its rate or daily limit,
  * mailer_send_limit_reached() raises ML429 and nothing of it stays; the caller then takes the
  * statement-by-statement path, which admits emails one by one. Its events go out in group
@@ -91,9 +107,9 @@ ${ACCEPT_RESULTS}`
  * most the daily limit (0: none). Counter rows are taken in (project, window) order, as the other
  * path takes them, so the two never deadlock.
  */
-export const INSERT_AND_COUNT_SQL = `${acceptCtes(eventGroupsCte(5, 'e'))},
+export const INSERT_AND_COUNT_SQL = `${acceptCtes(eventGroupsCte(PUBLISHED_EVENTS, 'e'))},
 g AS (
-  SELECT * FROM jsonb_to_recordset($8::jsonb) AS g(grp int, project_id text,
+  SELECT * FROM jsonb_to_recordset($7::jsonb) AS g(grp int, project_id text,
     prev_key text, prev_expires timestamptz, cur_key text, cur_expires timestamptz,
     day_key text, day_expires timestamptz, elapsed float8, rate_limit int, daily_limit int)
 ), n AS (
