@@ -81,7 +81,8 @@ export async function recordOutcomes(
   records: AttemptRecord[],
 ): Promise<Array<OutboxRows | null>> {
   const recipients = records.flatMap(({ email, plan }) =>
-    plan.recipients.map((r) => ({ ...r, emailId: email.id, at: plan.at })),
+    // Not `{ ...r, emailId, at }`: V8 builds a spread followed by more properties on a slow path.
+    plan.recipients.map((r) => ({ r, emailId: email.id, at: plan.at })),
   )
   const suppress = records.flatMap(({ email, plan }) => plan.suppress.map((a) => ({ a, e: email.id })))
   const timeline: unknown[] = []
@@ -119,12 +120,12 @@ export async function recordOutcomes(
       })),
     ),
     recipients.map((r) => r.emailId),
-    recipients.map((r) => r.address),
-    recipients.map((r) => r.status),
-    recipients.map((r) => r.smtpStatus),
-    recipients.map((r) => r.smtpResponse),
-    recipients.map((r) => r.deliveryMs),
-    recipients.map((r) => r.bounceType),
+    recipients.map((x) => x.r.address),
+    recipients.map((x) => x.r.status),
+    recipients.map((x) => x.r.smtpStatus),
+    recipients.map((x) => x.r.smtpResponse),
+    recipients.map((x) => x.r.deliveryMs),
+    recipients.map((x) => x.r.bounceType),
     recipients.map((r) => r.at),
     suppress.map((x) => x.a),
     suppress.map((x) => x.e),

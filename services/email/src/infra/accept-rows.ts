@@ -43,7 +43,9 @@ export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
     const event = buildEvent(email, acceptEvent(e, ctx.now))
     const message = eventMessage(email, event)
     // `published`: the one-statement write derives the event's message from its row (accept-sql.ts).
-    events.push({ ...timelineRow(email, event), published: message ? true : undefined })
+    const row: Record<string, unknown> = timelineRow(email, event)
+    if (message) row.published = true
+    events.push(row)
     if (message)
       outbox.push({
         email_id: e.id,
