@@ -8,6 +8,10 @@ export type OutboxRows = OutboxRow[]
 
 /**
  * Every outcome of several attempts in one statement (one round trip, its own transaction):
+ * - first the emails' rows are locked in id order (`l`), the order the tracking consumer's group
+ *   write locks them in (services/email/src/infra/tracking-store.ts): updated in the parameter's
+ *   order, an outcome write and an open of the same two emails could each hold one row and wait
+ *   for the other until PostgreSQL broke the deadlock a second later, failing one of them;
  * - the emails, guarded by the claim (status and claimed_at): a dispatcher that lost its claim to
  *   another replica writes nothing for that email, and every other row below joins `u`, the
  *   emails actually updated;
@@ -20,7 +24,11 @@ export type OutboxRows = OutboxRow[]
  *   group messages (eventGroupsCte) rather than one message each.
  */
 const RECORD_SQL = `
-WITH u AS (
+WITH l AS (
+  SELECT e.id FROM emails e
+  WHERE e.id IN (SELECT v.id FROM jsonb_to_recordset($1::jsonb) AS v(id text))
+  ORDER BY e.id FOR NO KEY UPDATE
+), u AS (
   UPDATE emails e SET
     status = v.status,
     next_attempt_at = v.next_attempt_at,
@@ -32,6 +40,7 @@ WITH u AS (
     last_error = COALESCE(v.last_error, e.last_error)
   FROM jsonb_to_recordset($1::jsonb) AS v(id text, status text, next_attempt_at timestamptz, sent boolean,
     at timestamptz, failed boolean, message_id text, last_error text, claimed_at timestamptz)
+  JOIN l ON l.id = v.id
   WHERE e.id = v.id AND e.status = 'sending' AND e.claimed_at = v.claimed_at
   RETURNING e.id
 ), r AS (
