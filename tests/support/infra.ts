@@ -272,6 +272,8 @@ export class TcpProxy {
   private readonly open = new Set<Socket>()
   private down = false
   private hung = false
+  /** Connections clients opened to the proxy, refused ones (`cut()`) included. */
+  connections = 0
   private constructor(
     private readonly server: Server,
     readonly port: number,
@@ -281,6 +283,7 @@ export class TcpProxy {
   static async start(targetPort: number, delayMs = 0): Promise<TcpProxy> {
     let proxy!: TcpProxy
     const server = createServer((client) => {
+      proxy.connections++
       if (proxy.down) {
         client.destroy()
         return

@@ -1,3 +1,5 @@
+import { isDatabaseUnavailable } from './unavailable.js'
+
 export interface GroupCommitOptions<Req> {
   /** Write transactions in flight at once. */
   slots: number
@@ -28,7 +30,8 @@ interface Pending<Req, Res> {
  * writer adds no delay (a request is written at once when a slot is free), and throughput grows
  * with concurrency instead of being capped by commits per second. `writeMany` answers one result
  * per request, in order. A combined write that fails is retried request by request, so a bad
- * request fails only itself.
+ * request fails only itself; one that fails because the database is away (isDatabaseUnavailable)
+ * fails every request of the group at once, since each would fail alone the same way.
  *
  * Used on every hot path that writes per message: accepts (email service), delivery outcomes and
  * claims (dispatcher), webhook attempt results (webhook service); measured in bench/README.md.
@@ -92,8 +95,10 @@ export class GroupCommit<Req, Res> {
         throw new Error(`writeMany answered ${results.length} results for ${batch.length} requests`)
       for (const [i, p] of batch.entries()) p.resolve(results[i]!)
     } catch (err) {
-      if (batch.length === 1) {
-        batch[0]!.reject(err)
+      // Alone, each request of a group would only fail again against a database that is away,
+      // after a round trip (or a connect timeout) of its own: N more failing tries per group.
+      if (batch.length === 1 || isDatabaseUnavailable(err)) {
+        for (const p of batch) p.reject(err)
         return
       }
       await Promise.all(
