@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { SampledGauges } from './sampled-gauges.js'
 
 export { Counter, Gauge, Histogram, Registry }
 
@@ -12,6 +13,8 @@ export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 export class Metrics {
   readonly registry = new Registry()
   readonly prefix: string
+  /** Created with the first gauge read from the database. */
+  private sampled: SampledGauges | undefined
 
   constructor(readonly service: string) {
     this.prefix = `mailer_${service}_`
@@ -35,6 +38,43 @@ export class Metrics {
       registers: [this.registry],
       ...(collect ? { collect } : {}),
     })
+  }
+
+  /**
+   * A gauge whose value `read` gets from the database when it is scraped: the scrape waits for
+   * the read at most SAMPLE_WAIT_MS, then shows the last value read (0 before the first), and
+   * `gauge_read_timestamp_seconds{gauge="<name>"}` when it was read (see SampledGauges).
+   */
+  sampledGauge(name: string, help: string, read: () => Promise<number>): Gauge<never> {
+    return this.gauge(name, help, [], this.sampledGauges().collectValue(name, read))
+  }
+
+  /**
+   * A gauge that a loop of its own sets from the database (a scrape never waits on it): call
+   * `markRead(name)` after each read, for `gauge_read_timestamp_seconds{gauge="<name>"}`.
+   */
+  readGauge(name: string, help: string): Gauge<never> {
+    this.sampledGauges()
+    return this.gauge(name, help)
+  }
+
+  /** The gauge `name` (a readGauge) was just set from the database. */
+  markRead(name: string): void {
+    this.sampledGauges().markRead(name)
+  }
+
+  private sampledGauges(): SampledGauges {
+    if (!this.sampled) {
+      const sampled = new SampledGauges()
+      this.gauge(
+        'gauge_read_timestamp_seconds',
+        'Unix time a gauge read from the database (gauge: its name) got the value it shows; behind while the database does not answer',
+        ['gauge'],
+        sampled.collectTimestamps(),
+      )
+      this.sampled = sampled
+    }
+    return this.sampled
   }
 
   histogram<L extends string>(

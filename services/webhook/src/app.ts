@@ -59,17 +59,9 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
     rt.logger,
     rt.metrics,
   )
-  rt.metrics.gauge(
-    'pending_deliveries',
-    'Webhook deliveries waiting for an attempt or a retry',
-    [],
-    async function () {
-      try {
-        this.set(await store.pendingCount())
-      } catch {
-        /* keep the last value while the database is unreachable */
-      }
-    },
+  // Read when scraped, never waited on for long: a hung database shows the last count.
+  rt.metrics.sampledGauge('pending_deliveries', 'Webhook deliveries waiting for an attempt or a retry', () =>
+    store.pendingCount(),
   )
 
   const handBack = (projectId?: string) => worker.handBack(projectId)

@@ -13,15 +13,16 @@ export class BroadcastMetrics {
     ])
     this.chunkSeconds = m.histogram('chunk_seconds', 'Time to send one chunk of a broadcast', ['outcome'])
     this.unsubscribes = m.counter('unsubscribes_total', 'Contacts unsubscribed through their one-click link')
-    m.gauge(
+    // Read when scraped, never waited on for long: a hung database shows the last count.
+    m.sampledGauge(
       'active',
       'Broadcasts started and not finished (sending or paused), deployment-wide',
-      [],
-      async function () {
+      async () => {
         try {
-          this.set(await store.countActive())
+          return await store.countActive()
         } catch (err) {
           logger.debug({ err }, 'could not count active broadcasts')
+          throw err
         }
       },
     )

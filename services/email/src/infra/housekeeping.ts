@@ -28,6 +28,9 @@ export function startHousekeeping(ctx: EmailContext): Loop {
     )
     metrics.queueDepth.set(row?.depth ?? 0)
     metrics.queueOldestSeconds.set(row?.oldest ?? 0)
+    // A hung database holds this loop: the timestamps fall behind and say the values are old.
+    rt.metrics.markRead('queue_depth')
+    rt.metrics.markRead('queue_oldest_seconds')
   })
 
   const purge = every(60_000, 'retention purge', rt.logger, async () => {

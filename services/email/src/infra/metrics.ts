@@ -15,8 +15,9 @@ export class EmailMetrics {
     ])
     this.rejected = m.counter('rejected_total', 'Send inputs rejected, by error code', ['source', 'code'])
     this.acceptSeconds = m.histogram('accept_seconds', 'Time to accept one send or batch request', ['source'])
-    this.queueDepth = m.gauge('queue_depth', 'Emails queued or deferred, not yet sent')
-    this.queueOldestSeconds = m.gauge(
+    // Set by the housekeeping loop every 10 s, never by a scrape.
+    this.queueDepth = m.readGauge('queue_depth', 'Emails queued or deferred, not yet sent')
+    this.queueOldestSeconds = m.readGauge(
       'queue_oldest_seconds',
       'Seconds the oldest due email (queued, or its retry released) has waited for the dispatcher',
     )
