@@ -10,6 +10,7 @@ import {
   StorageType,
   type StreamConfig,
 } from 'nats'
+import { settlesWithin } from './bounded-close.js'
 import type { Bus } from './bus.js'
 
 export interface StreamDef {
@@ -134,7 +135,12 @@ export interface ConsumeOptions {
 }
 
 export interface RunningConsumer {
-  stop(): Promise<void>
+  /**
+   * Stops pulling and waits for the messages in hand; with `waitMs`, at most that long (the
+   * handlers left running were waiting on something that does not answer: their messages come
+   * back after the ack wait, as a killed pod's do).
+   */
+  stop(opts?: { waitMs?: number }): Promise<void>
 }
 
 /**
@@ -185,7 +191,12 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
       while (inflight.size >= opts.concurrency) await Promise.race(inflight)
       const p = opts.handle(msg).catch((err) => {
         opts.logger.error({ err, subject: msg.subject, seq: msg.seq }, 'message handler failed; will retry')
-        msg.nak(2_000)
+        try {
+          msg.nak(2_000)
+        } catch {
+          // A handler a bounded stop left running can fail after the connection closed: the
+          // message comes back after the ack wait; a throw here would crash the process.
+        }
       })
       inflight.add(p)
       void p.finally(() => inflight.delete(p))
@@ -193,12 +204,17 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
   })()
 
   return {
-    async stop() {
+    async stop({ waitMs } = {}) {
       stopped = true
       clearInterval(poll)
       await messages.close().catch(() => undefined)
-      await Promise.allSettled([...inflight])
-      await loop.catch(() => undefined)
+      const handled = Promise.allSettled([...inflight]).then(() => loop.catch(() => undefined))
+      if (waitMs === undefined) await handled
+      else if (!(await settlesWithin(handled, waitMs)))
+        opts.logger.warn(
+          { consumer: opts.durable, messages: inflight.size, ms: waitMs },
+          'messages still in hand at shutdown; left for redelivery after the ack wait',
+        )
     },
   }
 }

@@ -1,4 +1,4 @@
-import { closeWithin, type Runtime, startRuntime } from '@mailer/bus'
+import { closeWithin, DB_CLOSE_TIMEOUT_MS, type Runtime, settlesWithin, startRuntime } from '@mailer/bus'
 import { createPgPool } from '@mailer/db'
 import type { WebhookTarget } from './domain/matching.js'
 import type { WebhookEnv } from './env.js'
@@ -55,6 +55,7 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
       perWebhook: env.WEBHOOK_ENDPOINT_CONCURRENCY,
       prefetch: env.WEBHOOK_PREFETCH,
       alive: () => !bus.nc.isClosed(),
+      stopWaitMs: DB_CLOSE_TIMEOUT_MS,
     },
     rt.logger,
     rt.metrics,
@@ -81,14 +82,26 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
 
   worker.start()
   rt.onStop(() => sender.close())
-  rt.onStop(() => worker.stop())
   const pruner = startDeliveryPruner(store, rt.logger, rt.metrics, {
     retentionDays: env.WEBHOOK_DELIVERY_RETENTION_DAYS,
     everyMs: env.WEBHOOK_PRUNE_INTERVAL_SECONDS * 1000,
   })
-  rt.onStop(() => pruner.stop())
   const fanout = await startFanout(rt, cache, store, worker)
-  rt.onStop(() => fanout.stop())
+  // Stopped together, each giving a database that does not answer DB_CLOSE_TIMEOUT_MS (the
+  // worker's attempts first get their endpoints' answers): one after the other, against a hung
+  // database, they waited out their 30 s queries past the pod's shutdown deadline. Fan-out
+  // messages left in hand come back after the ack wait; a prune left running ends with the process.
+  rt.onStop(async () => {
+    const pruned = pruner.stop()
+    await Promise.all([
+      fanout.stop({ waitMs: DB_CLOSE_TIMEOUT_MS }),
+      settlesWithin(pruned, DB_CLOSE_TIMEOUT_MS).then(
+        (ended) =>
+          ended || rt.logger.warn({ ms: DB_CLOSE_TIMEOUT_MS }, 'webhook delivery prune left running'),
+      ),
+      worker.stop(),
+    ])
+  })
   // Subscriptions must reach the server before we report ready.
   await bus.flush()
   rt.started()

@@ -66,6 +66,7 @@ function startWorker() {
       perWebhook: 4,
       prefetch: 0,
       alive: () => true,
+      stopWaitMs: 5_000,
     },
     createLogger({ service: 'test', level: 'silent' }),
     new Metrics('webhook_test'),

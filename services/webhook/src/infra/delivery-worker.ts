@@ -26,6 +26,12 @@ export interface WorkerOptions {
   prefetch: number
   /** False once the runtime's connections are gone (a simulated crash): the loop stops. */
   alive: () => boolean
+  /**
+   * How long `stop` waits for the database once every attempt in flight has its endpoint's answer
+   * (a claim running, results and hand-backs to write); past it those rows are left to their
+   * leases, as a crashed replica's are.
+   */
+  stopWaitMs: number
 }
 
 /**
@@ -40,6 +46,8 @@ export class DeliveryWorker {
   private readonly queued = new Map<string, Array<{ row: ClaimedDelivery; claimedAt: number }>>()
   private queuedCount = 0
   private readonly running = new Set<Promise<void>>()
+  /** Requests to endpoints waiting for their answer (each bounded by the time-out). */
+  private readonly sending = new Set<Promise<unknown>>()
   private poller: NodeJS.Timeout | undefined
   private wake: NodeJS.Timeout | undefined
   private wakeAt = Number.POSITIVE_INFINITY
@@ -275,7 +283,14 @@ export class DeliveryWorker {
       [WEBHOOK_HEADERS.deliveryId]: row.id,
     }
     const end = this.seconds.startTimer()
-    const result = await this.sender.post(row.url, body, headers)
+    const sent = this.sender.post(row.url, body, headers)
+    this.sending.add(sent)
+    let result: Awaited<typeof sent>
+    try {
+      result = await sent
+    } finally {
+      this.sending.delete(sent)
+    }
     answered()
     end({ outcome: result.outcome })
     this.attempts.inc({ outcome: result.outcome })
@@ -323,7 +338,9 @@ export class DeliveryWorker {
   /**
    * Stop claiming; attempts in flight finish (bounded by the time-out) and are recorded, and the
    * deliveries waiting in memory, and those of a claim running now, are handed back at once rather
-   * than when their leases run out.
+   * than when their leases run out. The database gets `stopWaitMs` past the last endpoint's
+   * answer: a hung one held the shutdown on its claim or writes (30 s query timeout) until the
+   * pod's deadline, which then exited 1 without draining NATS.
    */
   async stop(): Promise<void> {
     this.stopped = true
@@ -331,7 +348,14 @@ export class DeliveryWorker {
     const waiting = [...this.queued.values()].flat().map((q) => q.row)
     this.queued.clear()
     this.queuedCount = 0
-    await Promise.allSettled([...this.running, this.store.unclaim(waiting), this.claiming])
+    const done = Promise.allSettled([...this.running, this.store.unclaim(waiting), this.claiming])
+    const answered = Promise.allSettled([...this.sending])
+    const gaveUp = answered.then(() => sleep(this.opts.stopWaitMs, false as const, { ref: false }))
+    if ((await Promise.race([done.then(() => true as const), gaveUp])) === false)
+      this.logger.warn(
+        { ms: this.opts.stopWaitMs },
+        'database did not answer in time; webhook deliveries in hand are left to their leases',
+      )
   }
 
   private async halt(): Promise<void> {
