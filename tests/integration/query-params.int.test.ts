@@ -17,7 +17,7 @@ let client: ReturnType<typeof api>
 let alpha: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'analytics', 'gateway'])
+  await stack.startAll(['auth', 'email', 'analytics', 'webhook', 'gateway'])
   client = api(stack.gatewayUrl)
   alpha = await projectWithDomain(client, 'alpha')
 })
@@ -49,5 +49,37 @@ describe('a repeated or bracketed query parameter', () => {
     await refused('/v1/admin/projects/alpha/emails?to[]=a@example.com', client.admin, 'to')
     await refused('/v1/domains?refresh[]=true', alpha.live, 'refresh')
     expect((await client.get('/v1/emails?utm_source[]=x&other=1&other=2', alpha.live)).status).toBe(200)
+  })
+})
+
+/*
+ * `limit` was read with Number(): `0x10` (16), `1e1` (10), ` 5`, `+5`, `5.0` and `0b11` were all
+ * taken as page sizes. Only digits are a number here; anything else is 400 invalid_query `limit`.
+ */
+describe('limit', () => {
+  const notDecimal = ['0x10', '1e1', ' 5', '5 ', '+5', '5.0', '0b11', '0o7', '-0', '', '1_0', '５']
+
+  it('takes only plain decimal digits, on every list route', async () => {
+    for (const path of [
+      '/v1/emails',
+      '/v1/events',
+      '/v1/admin/projects/alpha/emails',
+      '/v1/admin/emails',
+      '/v1/admin/events',
+      '/v1/admin/suppressions',
+    ]) {
+      const key = path.startsWith('/v1/admin') ? client.admin : alpha.live
+      for (const v of notDecimal) await refused(`${path}?limit=${encodeURIComponent(v)}`, key, 'limit')
+      const ok = await client.get(`${path}?limit=7`, key)
+      expect({ path, status: ok.status }).toEqual({ path, status: 200 })
+      expect((await client.get(`${path}?limit=007`, key)).status).toBe(200)
+    }
+  })
+
+  it("names what it takes in the message, not JavaScript's number rules", async () => {
+    const r = await client.get('/v1/emails?limit=0x10', alpha.live)
+    expect(r.body.error.message).toBe('limit: must be a whole number from 1 to 100, in digits')
+    const admin = await client.get('/v1/admin/suppressions?limit=1e1', client.admin)
+    expect(admin.body.error.message).toBe('limit: must be a whole number from 1 to 200, in digits')
   })
 })

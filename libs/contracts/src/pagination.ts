@@ -17,10 +17,24 @@ export const isoWithOffset = z.iso
   .datetime({ offset: true })
   .refine((s) => isStorableInstant(new Date(s)), 'must be between 0001-01-01 and 9999-12-31 (UTC)')
 
+/**
+ * A whole-number query parameter from `min` to `max`, written in decimal digits only. `Number()`
+ * (what z.coerce does) also reads `0x10`, `1e1`, ` 5`, `+5` and `5.0`: such a value is refused
+ * rather than guessed at. A number as such (an RPC caller's JSON) is taken as it is. Documented
+ * as an integer (the OpenAPI generator reads the inner schema).
+ */
+export function queryInt(min: number, max: number) {
+  const message = `must be a whole number from ${min} to ${max}, in digits`
+  return z.preprocess(
+    (v) => (typeof v === 'string' && /^[0-9]+$/.test(v) ? Number(v) : v),
+    z.number({ error: message }).int(message).min(min, message).max(max, message),
+  )
+}
+
 /** `limit` (1-100, default 25) and `cursor`, shared by every paginated list. */
 export function pageQuery(max = 100, dflt = 25) {
   return z.object({
-    limit: z.coerce.number().int().min(1).max(max).default(dflt),
+    limit: queryInt(1, max).default(dflt),
     cursor: z.string().min(1).optional(),
   })
 }
