@@ -51,6 +51,27 @@ describe('requests Node refuses before any route', () => {
     expect(r.raw).not.toContain('s3cr3t')
   })
 
+  it('a HEAD request gets the same 400 or 431 with its headers and no body', async () => {
+    // The JSON body came after the headers all the same: a client reads none after a HEAD answer.
+    const bad = await rawExchange(port, 'HEAD /health HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n')
+    expect(bad.statusLine, bad.raw).toBe('HTTP/1.1 400 Bad Request')
+    expect(bad.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(bad.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/)
+    expect(bad.headers.connection).toBe('close')
+    expect(bad.body).toBe('')
+    const get = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n')
+    // The length of the body a GET gets, as a HEAD answer may say (RFC 9110 9.3.2).
+    expect(bad.headers['content-length']).toBe(get.headers['content-length'])
+    expect(get.body).not.toBe('')
+    const big = await rawExchange(
+      port,
+      `HEAD /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'x'.repeat(20_000)}\r\n\r\n`,
+    )
+    expect(big.statusLine, big.raw).toBe('HTTP/1.1 431 Request Header Fields Too Large')
+    expect(big.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(big.body).toBe('')
+  })
+
   it('an Expect other than 100-continue is 417 expectation_failed in JSON with its request id; the connection goes on', async () => {
     // Node answered it with a bare 417 and no body, before express: nothing an SDK could read.
     const r = await rawExchange(

@@ -40,8 +40,12 @@ export function clientErrorFor(code: string | undefined): MailerError | null {
   return null
 }
 
-/** A whole HTTP/1.1 response carrying the contract's error body, closing the connection. */
-export function clientErrorResponse(e: MailerError, requestId: string): string {
+/**
+ * A whole HTTP/1.1 response carrying the contract's error body, closing the connection. A HEAD
+ * request gets the same status and headers and no body (RFC 9110 9.3.2): a client reads none after
+ * a HEAD answer, so those bytes were left over as garbage where the next answer should start.
+ */
+export function clientErrorResponse(e: MailerError, requestId: string, head = false): string {
   const body = JSON.stringify({ error: { type: e.type, code: e.code, message: e.message } })
   return [
     `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? ''}`,
@@ -51,7 +55,7 @@ export function clientErrorResponse(e: MailerError, requestId: string): string {
     `X-Request-Id: ${requestId}`,
     'Connection: close',
     '',
-    body,
+    head ? '' : body,
   ].join('\r\n')
 }
 
@@ -67,11 +71,10 @@ export function answerClientErrors(
   opts: { logger: Logger; count: (status: number) => void },
 ): void {
   const answered = new WeakSet<Duplex>()
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+  const refuse = (socket: Duplex, e: MailerError | null, code: string | undefined, rawPacket?: Buffer) => {
     // The parser reports again on bytes that arrive after its error: answered once, and the
     // linger timer below closes the socket.
     if (answered.has(socket)) return
-    const e = clientErrorFor(err.code)
     const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
     if (!e || !socket.writable || inFlight?.headersSent) {
       socket.destroy()
@@ -81,13 +84,27 @@ export function answerClientErrors(
     // A body that stalls belongs to a request express already gave an id: keep it for the logs.
     const given = inFlight?.getHeader('x-request-id')
     const requestId = typeof given === 'string' ? given : newRequestId()
-    opts.logger.debug({ requestId, code: err.code, status: e.status }, 'request refused by the HTTP server')
+    const head = inFlight?.req ? inFlight.req.method === 'HEAD' : startsHeadRequest(rawPacket)
+    opts.logger.debug({ requestId, code, status: e.status }, 'request refused by the HTTP server')
     opts.count(e.status)
-    socket.end(clientErrorResponse(e, requestId))
+    socket.end(clientErrorResponse(e, requestId, head))
     const linger = setTimeout(() => socket.destroy(), LINGER_MS)
     linger.unref()
     socket.once('close', () => clearTimeout(linger))
-  })
+  }
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) =>
+    refuse(socket, clientErrorFor(err.code), err.code, err.rawPacket),
+  )
+}
+
+/**
+ * Whether the bytes the parser failed on begin a HEAD request (blank lines before a request line
+ * are allowed). Node gives only the chunk it was reading: headers that overflow in a later chunk
+ * than their request line's cannot be told apart and are answered with the body.
+ */
+function startsHeadRequest(rawPacket: Buffer | undefined): boolean {
+  if (!rawPacket) return false
+  return /^(?:\r?\n)*HEAD /.test(rawPacket.subarray(0, 64).toString('latin1'))
 }
 
 /**
