@@ -1,4 +1,4 @@
-import type { Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { ensureStream, type Runtime, startRuntime } from '@mailer/bus'
 import { MailerError, ROUTES, STREAMS } from '@mailer/contracts'
@@ -9,6 +9,7 @@ import { dashboardRouter } from './dashboard/index.js'
 import type { GatewayEnv } from './env.js'
 import { AllowedMethods, withoutAutoOptions } from './http/allowed-methods.js'
 import { Authenticator } from './http/authenticate.js'
+import { bodyTimeout } from './http/body-timeout.js'
 import { answerClientErrors, answerExpectations } from './http/client-errors.js'
 import { HttpDrain } from './http/drain.js'
 import { sendError } from './http/errors.js'
@@ -30,6 +31,11 @@ export interface Gateway {
 
 /** Room for what wraps a body on the bus (caller, params, headers). */
 const BUS_ENVELOPE_BYTES = 64 * 1024
+/**
+ * Node's limit on a whole request, kept: 16 MiB (MAX_BODY_BYTES) in 300 s is about 450 kbit/s.
+ * A body that stops arriving is cut sooner (REQUEST_READ_TIMEOUT_SECONDS, body-timeout.ts).
+ */
+const WHOLE_REQUEST_MS = 300_000
 
 /** Starts the REST gateway: request conventions, auth, forwarding to services over NATS. */
 export async function start(env: GatewayEnv): Promise<Gateway> {
@@ -51,6 +57,23 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   app.use(requestId)
   const requestMetrics = httpMetrics(rt.metrics)
   app.use(requestMetrics.middleware)
+  const readMs = env.REQUEST_READ_TIMEOUT_SECONDS * 1000
+  // Node checks the headers' time-out every connectionsCheckingInterval (30 s by default, which
+  // would double a 30 s limit): every 5 s at most.
+  const server = createServer(
+    {
+      headersTimeout: readMs,
+      requestTimeout: WHOLE_REQUEST_MS,
+      connectionsCheckingInterval: Math.min(5_000, readMs / 2),
+    },
+    app,
+  )
+  server.keepAliveTimeout = 65_000
+  // What Node refuses before express (bad request line, oversized headers, time-outs, an
+  // unknown Expect): JSON too.
+  const refuse = answerClientErrors(server, { logger: rt.logger, count: requestMetrics.refused })
+  answerExpectations(server, { logger: rt.logger, count: requestMetrics.refused })
+  app.use(bodyTimeout(readMs, refuse))
   app.use(literalBadEscapes)
   app.use(express.raw({ type: () => true, limit: env.MAX_BODY_BYTES }))
 
@@ -152,14 +175,13 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
     }
   })
 
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(env.PORT, (err?: Error) => (err ? reject(err) : resolve(s)))
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(env.PORT, () => {
+      server.off('error', reject)
+      resolve()
+    })
   })
-  server.keepAliveTimeout = 65_000
-  // What Node refuses before express (bad request line, oversized headers, time-outs, an
-  // unknown Expect): JSON too.
-  answerClientErrors(server, { logger: rt.logger, count: requestMetrics.refused })
-  answerExpectations(server, { logger: rt.logger, count: requestMetrics.refused })
   const port = (server.address() as AddressInfo).port
   // Drain: stop accepting connections, let in-flight requests finish (closing their connections
   // after them), then the bus drains.

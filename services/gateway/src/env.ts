@@ -21,6 +21,12 @@ export const gatewayEnv = baseEnv
      * revoked key is refused as ever). 0 answers 503 as soon as the cache entry is out of date.
      */
     AUTH_STALE_GRACE_SECONDS: envInt(300, 0, 3600),
+    /**
+     * How long the request line and headers may take to arrive, and the longest a request body
+     * may pause, before 408 request_timeout (docs/operations.md). Not a limit on a whole upload:
+     * one that keeps sending is read to the end (Node's 300 s for a whole request still holds).
+     */
+    REQUEST_READ_TIMEOUT_SECONDS: envInt(30, 1, 300),
     /** How long a request waits for the owning service before answering 503. */
     UPSTREAM_TIMEOUT_MS: envInt(10_000, 100, 120_000),
     /**

@@ -26,7 +26,7 @@ describe('clientErrorFor', () => {
   })
 })
 
-// A real HTTP server with Node's time-outs made short (the gateway keeps Node's defaults).
+// A real HTTP server with Node's time-outs made short (the gateway's are in app.ts).
 describe('answerClientErrors on a real server', () => {
   let server: Server
   let logs: string[]

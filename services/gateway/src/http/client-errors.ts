@@ -59,17 +59,21 @@ export function clientErrorResponse(e: MailerError, requestId: string, head = fa
   ].join('\r\n')
 }
 
+/** Answers a request on its socket in the contract's body, outside express (answerClientErrors). */
+export type Refuse = (socket: Duplex, e: MailerError, code: string) => void
+
 /**
  * Answers Node's `clientError`s in JSON. Without a listener Node writes a bare `400`, `408` or
  * `431` with no body and no X-Request-Id, which SDKs cannot read as an API error. The answer goes
  * only where Node's own would (the socket writable, no response of an in-flight request begun);
  * otherwise, and on any socket error, the socket is just destroyed. Nothing of the request is
- * logged (`err.rawPacket` holds its header values): only the parser's code.
+ * logged (`err.rawPacket` holds its header values): only the parser's code. Returns the same
+ * answer for the gateway's own refusal of a request in flight (a body that stopped arriving).
  */
 export function answerClientErrors(
   server: Server,
   opts: { logger: Logger; count: (status: number) => void },
-): void {
+): Refuse {
   const answered = new WeakSet<Duplex>()
   const refuse = (socket: Duplex, e: MailerError | null, code: string | undefined, rawPacket?: Buffer) => {
     // The parser reports again on bytes that arrive after its error: answered once, and the
@@ -95,6 +99,7 @@ export function answerClientErrors(
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) =>
     refuse(socket, clientErrorFor(err.code), err.code, err.rawPacket),
   )
+  return refuse
 }
 
 /**
