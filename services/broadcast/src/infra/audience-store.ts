@@ -13,7 +13,8 @@ const isUniqueViolation = (e: unknown) =>
   /23505|unique/i.test(String((e as Error)?.message))
 
 const exists = (name: string) => fail('audience_exists', `An audience named '${name}' already exists`, 'name')
-export const audienceNotFound = (id: string, param?: string) =>
+/** `param`: the path's `id`, or the body or query field that named the audience. */
+export const audienceNotFound = (id: string, param = 'id') =>
   fail('audience_not_found', `No audience with id '${id}'`, param)
 
 export async function createAudience(db: Sql, projectId: string, name: string): Promise<AudienceRow> {

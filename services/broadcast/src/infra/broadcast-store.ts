@@ -20,7 +20,8 @@ const COLUMNS = `b.id, b.project_id AS "projectId", b.audience_id AS "audienceId
   b.resume_at AS "resumeAt", b.started_at AS "startedAt", b.completed_at AS "completedAt",
   b.created_at AS "createdAt", b.updated_at AS "updatedAt"`
 
-export const broadcastNotFound = (id: string) => fail('broadcast_not_found', `No broadcast with id '${id}'`)
+export const broadcastNotFound = (id: string) =>
+  fail('broadcast_not_found', `No broadcast with id '${id}'`, 'id')
 
 /** The audience must exist; FOR SHARE keeps a concurrent audience delete from slipping past. */
 async function lockAudience(tx: Sql, projectId: string, audienceId: string): Promise<void> {

@@ -4,7 +4,7 @@ import { storedVariables, type TemplateContent } from '../domain/template-record
 
 type Tx = Prisma.TransactionClient
 
-const notFound = (name: string) => fail('template_not_found', `No template named '${name}'`)
+const notFound = (name: string) => fail('template_not_found', `No template named '${name}'`, 'name')
 
 /** A template's current content, for the send path's cache. */
 export interface CurrentTemplate extends TemplateContent {
