@@ -174,6 +174,22 @@ describe('GET /v1/admin/events', () => {
     expect(typed.body.nextCursor).not.toBeNull()
   })
 
+  it('says which project each event is of, as the admin email list does; the project route does not', async () => {
+    // The items were the bare webhook payload: across projects nothing told whose event it was.
+    const all = await client.get('/v1/admin/events?limit=100', client.admin)
+    const live = rows.filter((r) => r.mode === 'live')
+    expect(new Set(live.map((r) => r.projectId)).size).toBe(2)
+    expect(all.body.data).toEqual(
+      expected((x) => x.mode === 'live').map((id) => {
+        const row = rows.find((r) => r.payload.id === id)!
+        return { ...row.payload, projectId: row.projectId }
+      }),
+    )
+    expect(Object.keys(all.body.data[0])).toEqual(['id', 'type', 'createdAt', 'data', 'projectId'])
+    const mine = await client.get('/v1/events', p.live)
+    expect(mine.body.data[0]).not.toHaveProperty('projectId')
+  })
+
   it('404 project_not_found for an unknown slug; project keys get 403 admin_only', async () => {
     const r = await client.get('/v1/admin/events?project=nope', client.admin)
     expect(r.status).toBe(404)

@@ -27,7 +27,13 @@ import type {
   EmailContent,
   SendResult,
 } from './types/emails.js'
-import type { AdminAnalyticsQuery, AdminEventsQuery, Analytics, MailerEvent } from './types/webhooks.js'
+import type {
+  AdminAnalyticsQuery,
+  AdminEventsQuery,
+  AdminMailerEvent,
+  Analytics,
+  MailerEvent,
+} from './types/webhooks.js'
 
 export interface AdminClientOptions extends Omit<ClientOptions, 'apiKey'> {
   /** The deployment's `ADMIN_API_KEY`; defaults to `MAILER_ADMIN_KEY`. */
@@ -122,9 +128,9 @@ export class AdminClient {
   }
 
   readonly events = {
-    list: (query: AdminEventsQuery = {}, opts?: RequestOptions): Promise<Page<MailerEvent>> =>
+    list: (query: AdminEventsQuery = {}, opts?: RequestOptions): Promise<Page<AdminMailerEvent>> =>
       this.s.call('admin.events.list', undefined, { ...opts, query: { ...query } }),
-    iterate: (query: AdminEventsQuery = {}, opts?: RequestOptions): AsyncGenerator<MailerEvent> =>
+    iterate: (query: AdminEventsQuery = {}, opts?: RequestOptions): AsyncGenerator<AdminMailerEvent> =>
       paginate((q, o) => this.events.list(q, o), query, opts),
   }
 

@@ -99,7 +99,7 @@ export const OPERATION_SCHEMAS = {
   'admin.emails.get': { response: C.EmailRecord },
   'admin.emails.content': { response: C.EmailContentRecord },
   'admin.emails.resend': { response: C.SendResult },
-  'admin.events.list': { query: C.AdminEventsQuery, response: C.EventPayload, list: 'page' },
+  'admin.events.list': { query: C.AdminEventsQuery, response: C.AdminEventRecord, list: 'page' },
   'admin.analytics.get': { query: C.AdminAnalyticsQuery, response: C.AnalyticsResponse },
   'admin.stats': { response: C.ProjectStatsRecord, list: 'all' },
   'admin.dev.createEvent': { body: C.DevEventBody, response: C.EventPayload },

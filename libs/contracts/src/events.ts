@@ -49,6 +49,13 @@ export const EventPayload = z.object({
 export type EventPayload = z.infer<typeof EventPayload>
 
 /**
+ * An item of `GET /v1/admin/events`: the event as webhooks receive it plus the project it belongs
+ * to, as the admin email list's items carry theirs (the route spans every project).
+ */
+export const AdminEventRecord = EventPayload.extend({ projectId: z.string() })
+export type AdminEventRecord = z.infer<typeof AdminEventRecord>
+
+/**
  * A message on the EVENTS stream (subject `events.<type>`, msgID = event id). Only live-mode
  * events are published; test-key sends fire nothing.
  */

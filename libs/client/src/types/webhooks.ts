@@ -61,6 +61,11 @@ export interface MailerEvent {
   }
 }
 
+/** An item of `admin.events.list`: the event plus the project it belongs to. */
+export interface AdminMailerEvent extends MailerEvent {
+  projectId: string
+}
+
 export interface EventsQuery extends PageQuery {
   type?: string
   emailId?: string

@@ -1,4 +1,4 @@
-import { EventPayload } from '../events.js'
+import { AdminEventRecord, EventPayload } from '../events.js'
 import { AdminEventsQuery, EventsQuery } from '../webhooks.js'
 import { route } from './define.js'
 
@@ -21,6 +21,6 @@ export const eventRoutes = [
     auth: 'admin',
     summary: 'List events of one project (?project=<slug>) or of all projects',
     query: AdminEventsQuery,
-    response: EventPayload,
+    response: AdminEventRecord,
   }),
 ]

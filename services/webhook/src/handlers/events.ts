@@ -59,7 +59,12 @@ export function serveEvents(bus: Bus, db: Db, queue: string): void {
           throw e
         }
       }
-      return listEvents(db, { ...filterOf(q), ...(projectId ? { projectId } : {}), modes: ['live'] })
+      return listEvents(db, {
+        ...filterOf(q),
+        ...(projectId ? { projectId } : {}),
+        modes: ['live'],
+        withProject: true,
+      })
     },
   })
 }

@@ -5,6 +5,8 @@ import { orderPayload } from '../domain/payload.js'
 export interface EventLogFilter {
   /** Undefined: every project (admin). */
   projectId?: string
+  /** Each item says its project (the admin route, which spans projects). */
+  withProject?: boolean
   modes: Array<'live' | 'test'>
   type?: string
   emailId?: string
@@ -16,8 +18,8 @@ export interface EventLogFilter {
 
 /**
  * `GET /v1/events`: rows of `email_events`, newest first, keyset-paginated on (created_at, id);
- * each item is the stored payload, exactly what webhooks receive. `since` is inclusive, `until`
- * exclusive.
+ * each item is the stored payload, exactly what webhooks receive (and its `projectId` with
+ * `withProject`). `since` is inclusive, `until` exclusive.
  */
 export async function listEvents(
   db: Db,
@@ -39,7 +41,9 @@ export async function listEvents(
     where: { AND: and },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: f.limit + 1,
-    select: { id: true, createdAt: true, payload: true },
+    select: { id: true, createdAt: true, payload: true, projectId: true },
   })
-  return page(rows, f.limit, (r) => orderPayload(r.payload))
+  return page(rows, f.limit, (r) =>
+    f.withProject ? { ...orderPayload(r.payload), projectId: r.projectId } : orderPayload(r.payload),
+  )
 }
