@@ -85,3 +85,72 @@ describe('a 404 for what the path named', () => {
     }
   })
 })
+
+/*
+ * Messages quoted path parameters as sent: a key pasted where a slug or id belongs came back in
+ * the message (`No project with slug 'fs_live_…'`), which clients print and log. A value is now
+ * quoted only when it has the form of what it names (an id of its kind, a slug, a template name,
+ * at most 32 characters, not a secret's prefix); otherwise the message says "that id".
+ */
+describe('a not-found message', () => {
+  const KEY = `fs_live_${'Ab3'.repeat(10)}xy`
+  const HEX = 'ab'.repeat(32)
+
+  it('never quotes a key, a secret or a malformed value sent where an id, slug or name belongs', async () => {
+    const cases: [string, string, string, string][] = [
+      [client.admin, 'GET', `/v1/admin/projects/${KEY}`, 'No project with that slug'],
+      [client.admin, 'GET', `/v1/admin/projects/${KEY}/emails`, 'No project with that slug'],
+      [client.admin, 'GET', `/v1/admin/projects/${HEX}`, 'No project with that slug'],
+      [client.admin, 'GET', `/v1/admin/api-keys?project=${'a'.repeat(40)}`, 'No project with that slug'],
+      [client.admin, 'GET', `/v1/admin/events?project=${'a'.repeat(40)}`, 'No project with that slug'],
+      [client.admin, 'GET', `/v1/admin/emails?project=${'a'.repeat(40)}`, 'No project with that slug'],
+      [client.admin, 'DELETE', `/v1/admin/api-keys/${KEY}`, 'No API key with that id'],
+      [client.admin, 'GET', `/v1/admin/emails/${KEY}`, 'No email with that id'],
+      [acme.live, 'GET', `/v1/emails/${KEY}`, 'No email with that id'],
+      [acme.live, 'GET', `/v1/emails/${KEY}/content`, 'No email with that id'],
+      [acme.live, 'DELETE', `/v1/webhooks/whsec_${'Ab3'.repeat(10)}xy`, 'No webhook with that id'],
+      [acme.live, 'GET', `/v1/templates/${HEX}`, 'No template with that name'],
+      [acme.live, 'GET', `/v1/templates/${KEY.toLowerCase()}`, 'No template with that name'],
+      [acme.live, 'GET', `/v1/contacts/${KEY}`, 'No contact with that id'],
+      [acme.live, 'GET', `/v1/audiences/${KEY}`, 'No audience with that id'],
+      [acme.live, 'GET', `/v1/broadcasts/${KEY}`, 'No broadcast with that id'],
+      [
+        acme.live,
+        'POST',
+        `/v1/webhooks/${webhookId}/deliveries/${KEY}/retry`,
+        'No delivery with that id for this webhook',
+      ],
+    ]
+    for (const [key, method, path, message] of cases) {
+      const r = await client.call(method, path, { key })
+      expect({ path, status: r.status, message: r.body?.error?.message }).toEqual({
+        path,
+        status: 404,
+        message,
+      })
+    }
+  })
+
+  it('quotes an id, slug or name of the right form, so a typo can be seen', async () => {
+    const cases: [string, string, string][] = [
+      [client.admin, '/v1/admin/projects/acme-prd', "No project with slug 'acme-prd'"],
+      [acme.live, `/v1/emails/email_${ULID}`, `No email with id 'email_${ULID}'`],
+      [acme.live, '/v1/templates/welcom', "No template with name 'welcom'"],
+      [acme.live, `/v1/contacts/ct_${ULID}`, `No contact with id 'ct_${ULID}'`],
+      [acme.live, `/v1/broadcasts/bc_${ULID}`, `No broadcast with id 'bc_${ULID}'`],
+    ]
+    for (const [key, path, message] of cases) {
+      const r = await client.get(path, key)
+      expect({ path, message: r.body?.error?.message }).toEqual({ path, message })
+    }
+  })
+
+  it('for a route that does not exist, names no part of the path', async () => {
+    const r = await client.get(`/v1/${KEY}`, acme.live)
+    expect(r.body.error.code).toBe('route_not_found')
+    expect(r.body.error.message).not.toContain(KEY)
+    const put = await client.call('PUT', `/v1/emails/${KEY}`, { key: acme.live })
+    expect(put.body.error.code).toBe('method_not_allowed')
+    expect(put.body.error.message).not.toContain(KEY)
+  })
+})

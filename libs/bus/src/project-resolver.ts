@@ -2,8 +2,10 @@ import {
   AuthInvalidation,
   isMailerError,
   MailerError,
+  noSuch,
   type ProjectRef,
   ResolveProjectResponse,
+  SLUG_RE,
   SUBJECTS,
 } from '@mailer/contracts'
 import type { Bus } from './bus.js'
@@ -45,7 +47,8 @@ export class ProjectResolver {
     let value: Resolved
     if (hit && hit.expiresAt > Date.now()) value = hit.value
     else value = await this.fetch(slug)
-    if (!value) throw new MailerError('project_not_found', `No project with slug '${slug}'`, { param })
+    if (!value)
+      throw new MailerError('project_not_found', noSuch('project', 'slug', slug, SLUG_RE), { param })
     return value
   }
 

@@ -17,7 +17,7 @@ import { httpMetrics } from './http/metrics.js'
 import { literalBadEscapes } from './http/path-escapes.js'
 import { requestId } from './http/request-id.js'
 import { TrackingHits } from './infra/tracking-hits.js'
-import { notFound, registerApiRoutes } from './routes/api-routes.js'
+import { methodNotAllowed, notFound, registerApiRoutes } from './routes/api-routes.js'
 import { PUBLIC_LINKS, publicLinksRouter } from './routes/public-links.js'
 
 export const SERVICE = 'gateway'
@@ -148,9 +148,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   app.use((req, res) => {
     const allow = allowed.allow(req.path)
     if (allow) res.setHeader('Allow', allow)
-    const err = allow
-      ? new MailerError('method_not_allowed', `${req.method} is not allowed on ${req.path}`)
-      : notFound(req.path)
+    const err = allow ? methodNotAllowed(req.method) : notFound()
     sendError(res, err, rt.logger, req.requestId)
   })
   // Body parser failures (too large, bad encoding) and anything thrown by middleware.

@@ -5,10 +5,12 @@ import {
   CreateApiKeyBody,
   fail,
   newId,
+  noSuch,
   parseBody,
   parseQuery,
   RenameApiKeyBody,
   requireProject,
+  SLUG_RE,
 } from '@mailer/contracts'
 import type { Db } from '@mailer/db'
 import { generateKey } from '../domain/api-key.js'
@@ -19,7 +21,7 @@ import type { Invalidate } from './invalidate.js'
 export function serveApiKeys(bus: Bus, db: Db, invalidate: Invalidate, queue: string): void {
   const keyById = async (id: string) => {
     const k = await db.apiKey.findUnique({ where: { id } })
-    if (!k) throw fail('api_key_not_found', `No API key with id '${id}'`, 'id')
+    if (!k) throw fail('api_key_not_found', noSuch('API key', 'id', id, 'apiKey'), 'id')
     return k
   }
 
@@ -27,7 +29,7 @@ export function serveApiKeys(bus: Bus, db: Db, invalidate: Invalidate, queue: st
     'api.auth.keys.create': async ({ params, body }) => {
       const input = parseBody(CreateApiKeyBody, body)
       const project = await db.project.findUnique({ where: { slug: params.slug ?? '' } })
-      if (!project) throw fail('project_not_found', `No project with slug '${params.slug}'`, 'slug')
+      if (!project) throw fail('project_not_found', noSuch('project', 'slug', params.slug, SLUG_RE), 'slug')
       const { key, prefix, hash } = generateKey(input.mode)
       const row = await db.apiKey.create({
         data: {
@@ -48,7 +50,7 @@ export function serveApiKeys(bus: Bus, db: Db, invalidate: Invalidate, queue: st
     'api.auth.keys.list': async ({ query }) => {
       const { project: slug } = parseQuery(AdminApiKeysQuery, query)
       const project = await db.project.findUnique({ where: { slug } })
-      if (!project) throw fail('project_not_found', `No project with slug '${slug}'`, 'project')
+      if (!project) throw fail('project_not_found', noSuch('project', 'slug', slug, SLUG_RE), 'project')
       const rows = await db.apiKey.findMany({
         where: { projectId: project.id },
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],

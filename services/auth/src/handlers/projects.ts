@@ -1,13 +1,21 @@
 import type { Bus } from '@mailer/bus'
 import { serveRoutes } from '@mailer/bus'
-import { CreateProjectBody, fail, newId, parseBody, UpdateProjectBody } from '@mailer/contracts'
+import {
+  CreateProjectBody,
+  fail,
+  newId,
+  noSuch,
+  parseBody,
+  SLUG_RE,
+  UpdateProjectBody,
+} from '@mailer/contracts'
 import { type Db, Prisma } from '@mailer/db'
 import { toProjectRecord } from '../domain/records.js'
 import type { Invalidate } from './invalidate.js'
 
 async function findBySlug(db: Db, slug: string) {
   const p = await db.project.findUnique({ where: { slug } })
-  if (!p) throw fail('project_not_found', `No project with slug '${slug}'`, 'slug')
+  if (!p) throw fail('project_not_found', noSuch('project', 'slug', slug, SLUG_RE), 'slug')
   return p
 }
 

@@ -1,7 +1,9 @@
 import type { Bus } from '@mailer/bus'
 import {
   MailerError,
+  noSuch,
   ResolveProjectRequest,
+  SLUG_RE,
   SUBJECTS,
   VerifyKeyRequest,
   type VerifyKeyResponse,
@@ -33,7 +35,9 @@ export function serveVerify(bus: Bus, store: KeyStore, lastUsed: LastUsedTracker
     async ({ slug }) => {
       const project = await store.projectBySlug(slug)
       if (!project)
-        throw new MailerError('project_not_found', `No project with slug '${slug}'`, { param: 'slug' })
+        throw new MailerError('project_not_found', noSuch('project', 'slug', slug, SLUG_RE), {
+          param: 'slug',
+        })
       return project
     },
     { queue },

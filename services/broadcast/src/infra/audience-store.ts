@@ -1,4 +1,4 @@
-import { decodeCursor, fail, newId } from '@mailer/contracts'
+import { decodeCursor, fail, newId, noSuch } from '@mailer/contracts'
 import { type Db, Prisma } from '@mailer/db'
 import { OPEN_STATUSES } from '../domain/broadcast-state.js'
 import type { AudienceRow } from '../domain/records.js'
@@ -15,7 +15,7 @@ const isUniqueViolation = (e: unknown) =>
 const exists = (name: string) => fail('audience_exists', `An audience named '${name}' already exists`, 'name')
 /** `param`: the path's `id`, or the body or query field that named the audience. */
 export const audienceNotFound = (id: string, param = 'id') =>
-  fail('audience_not_found', `No audience with id '${id}'`, param)
+  fail('audience_not_found', noSuch('audience', 'id', id, 'audience'), param)
 
 export async function createAudience(db: Sql, projectId: string, name: string): Promise<AudienceRow> {
   try {
@@ -151,7 +151,7 @@ export async function addMembers(
   if (known.length < ids.length) {
     const have = new Set(known.map((k) => k.id))
     const i = contactIds.findIndex((id) => !have.has(id))
-    throw fail('contact_not_found', `No contact with id '${contactIds[i]}'`, `contactIds.${i}`)
+    throw fail('contact_not_found', noSuch('contact', 'id', contactIds[i], 'contact'), `contactIds.${i}`)
   }
   return insertMembers(db, audienceId, ids)
 }

@@ -5,6 +5,7 @@ import {
   decodeCursor,
   fail,
   newId,
+  noSuch,
   type UpdateBroadcastBody,
 } from '@mailer/contracts'
 import type { Db } from '@mailer/db'
@@ -21,7 +22,7 @@ const COLUMNS = `b.id, b.project_id AS "projectId", b.audience_id AS "audienceId
   b.created_at AS "createdAt", b.updated_at AS "updatedAt"`
 
 export const broadcastNotFound = (id: string) =>
-  fail('broadcast_not_found', `No broadcast with id '${id}'`, 'id')
+  fail('broadcast_not_found', noSuch('broadcast', 'id', id, 'broadcast'), 'id')
 
 /** The audience must exist; FOR SHARE keeps a concurrent audience delete from slipping past. */
 async function lockAudience(tx: Sql, projectId: string, audienceId: string): Promise<void> {

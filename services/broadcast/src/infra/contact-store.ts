@@ -4,6 +4,7 @@ import {
   decodeCursor,
   fail,
   newId,
+  noSuch,
   type UpdateContactBody,
 } from '@mailer/contracts'
 import { type Db, likeLiteral, type Prisma } from '@mailer/db'
@@ -97,7 +98,7 @@ export async function findContact(db: Sql, projectId: string, id: string): Promi
     projectId,
     id,
   )
-  if (!row) throw fail('contact_not_found', `No contact with id '${id}'`, 'id')
+  if (!row) throw fail('contact_not_found', noSuch('contact', 'id', id, 'contact'), 'id')
   return row
 }
 
@@ -152,7 +153,7 @@ export async function updateContact(
     `UPDATE contacts c SET ${sets.join(', ')} WHERE c.project_id = $1 AND c.id = $2 RETURNING ${CONTACT_COLUMNS}`,
     ...params,
   )
-  if (!row) throw fail('contact_not_found', `No contact with id '${id}'`, 'id')
+  if (!row) throw fail('contact_not_found', noSuch('contact', 'id', id, 'contact'), 'id')
   return row
 }
 
@@ -164,7 +165,7 @@ export async function deleteContact(db: Db, projectId: string, id: string): Prom
       projectId,
       id,
     )
-    if (n === 0) throw fail('contact_not_found', `No contact with id '${id}'`, 'id')
+    if (n === 0) throw fail('contact_not_found', noSuch('contact', 'id', id, 'contact'), 'id')
     // After the contact: its delete waited for transactions adding it to audiences (addMembers'
     // lock), and this statement sees the members they committed.
     await tx.$executeRawUnsafe('DELETE FROM audience_members WHERE contact_id = $1', id)
@@ -179,5 +180,5 @@ export async function unsubscribeContact(db: Sql, projectId: string, id: string)
     projectId,
     id,
   )
-  if (n === 0) throw fail('contact_not_found', `No contact with id '${id}'`, 'id')
+  if (n === 0) throw fail('contact_not_found', noSuch('contact', 'id', id, 'contact'), 'id')
 }

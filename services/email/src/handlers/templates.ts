@@ -4,6 +4,7 @@ import {
   decodeCursor,
   fail,
   ListTemplatesQuery,
+  noSuch,
   page,
   parseBody,
   parseOptionalBody,
@@ -36,7 +37,8 @@ import { TemplateStore } from '../infra/template-store.js'
 /** A `:name` that cannot exist is simply not found (no 400 for a path segment). */
 function nameParam(params: Record<string, string>): string {
   const name = params.name ?? ''
-  if (!TEMPLATE_NAME_RE.test(name)) throw fail('template_not_found', `No template named '${name}'`, 'name')
+  if (!TEMPLATE_NAME_RE.test(name))
+    throw fail('template_not_found', noSuch('template', 'name', name, TEMPLATE_NAME_RE), 'name')
   return name
 }
 

@@ -1,5 +1,5 @@
 import type { Outbox } from '@mailer/bus'
-import { type DevEventBody, type EventPayload, fail, isId } from '@mailer/contracts'
+import { type DevEventBody, type EventPayload, fail, isId, noSuch } from '@mailer/contracts'
 import type { Db } from '@mailer/db'
 import { buildEvent, type EmailSummary, recordEvents } from '@mailer/email-core'
 import type { OutboxRows } from '../app.js'
@@ -29,7 +29,7 @@ export class DevEventStore {
 
   async record(input: DevEventBody, now: Date): Promise<{ event: EventPayload; rows: OutboxRows }> {
     const id = input.emailId
-    if (!isId('email', id)) throw fail('email_not_found', `No email with id '${id}'`, 'emailId')
+    if (!isId('email', id)) throw fail('email_not_found', noSuch('email', 'id', id, 'email'), 'emailId')
     return this.db.$transaction(async (tx) => {
       const locked = await tx.$queryRaw<
         Array<{ id: string }>
@@ -37,7 +37,7 @@ export class DevEventStore {
       const email = locked.length
         ? await tx.email.findUnique({ where: { id }, include: { recipients: true } })
         : null
-      if (!email) throw fail('email_not_found', `No email with id '${id}'`, 'emailId')
+      if (!email) throw fail('email_not_found', noSuch('email', 'id', id, 'email'), 'emailId')
 
       const plan = planDevEvent(email, input.type, input.recipient, now)
       const r = plan.recipient

@@ -1,5 +1,5 @@
 import type { Outbox } from '@mailer/bus'
-import { type Cursor, fail, isId, type ListEmailsQuery, MAX_RECORD_EVENTS } from '@mailer/contracts'
+import { type Cursor, fail, isId, type ListEmailsQuery, MAX_RECORD_EVENTS, noSuch } from '@mailer/contracts'
 import { type Db, type Email, likeLiteral, type Prisma } from '@mailer/db'
 import { buildEvent, type EmailSummary, type NewEvent, recordEvents } from '@mailer/email-core'
 
@@ -32,7 +32,7 @@ export class EmailStore {
    * (another project's email is just as missing).
    */
   async get(projectId: string | null, id: string) {
-    if (!isId('email', id)) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    if (!isId('email', id)) throw fail('email_not_found', noSuch('email', 'id', id, 'email'), 'id')
     const scope = projectId ?? undefined
     const [email, events] = await Promise.all([
       this.db.email.findFirst({ where: { id, projectId: scope }, include: { recipients: true } }),
@@ -42,7 +42,7 @@ export class EmailStore {
         take: MAX_RECORD_EVENTS,
       }),
     ])
-    if (!email) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    if (!email) throw fail('email_not_found', noSuch('email', 'id', id, 'email'), 'id')
     return { email, events }
   }
 
@@ -78,12 +78,12 @@ export class EmailStore {
 
   /** The stored content; 404 `content_expired` once its retention has passed (or it was purged). */
   async content(projectId: string | null, id: string) {
-    if (!isId('email', id)) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    if (!isId('email', id)) throw fail('email_not_found', noSuch('email', 'id', id, 'email'), 'id')
     const email = await this.db.email.findFirst({
       where: { id, projectId: projectId ?? undefined },
       select: { id: true, content: true },
     })
-    if (!email) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    if (!email) throw fail('email_not_found', noSuch('email', 'id', id, 'email'), 'id')
     if (!email.content || email.content.expiresAt.getTime() <= Date.now()) {
       throw fail('content_expired', "This email's content is past its retention period and was deleted", 'id')
     }
@@ -152,7 +152,7 @@ export class EmailStore {
       also?: (tx: Prisma.TransactionClient) => Promise<unknown>
     },
   ) {
-    if (!isId('email', id)) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    if (!isId('email', id)) throw fail('email_not_found', noSuch('email', 'id', id, 'email'), 'id')
     const done = await this.db.$transaction(async (tx) => {
       const [row] = await tx.email.updateManyAndReturn({
         where: { id, projectId, status: { in: t.from }, ...t.where },
@@ -165,7 +165,7 @@ export class EmailStore {
     })
     if (done) return done
     const current = await this.db.email.findFirst({ where: { id, projectId }, select: { status: true } })
-    if (!current) throw fail('email_not_found', `No email with id '${id}'`, 'id')
+    if (!current) throw fail('email_not_found', noSuch('email', 'id', id, 'email'), 'id')
     if (t.refusalInFrom && t.from.includes(current.status)) throw fail('not_cancelable', t.refusalInFrom)
     throw fail('not_cancelable', `${t.refusal}; this email is ${current.status}`)
   }

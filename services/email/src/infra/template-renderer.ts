@@ -1,4 +1,4 @@
-import { fail } from '@mailer/contracts'
+import { fail, noSuch, TEMPLATE_NAME_RE } from '@mailer/contracts'
 import { type CompiledTemplate, checkRequired, compileTemplate, type VariableSpec } from '@mailer/templating'
 import type { RenderedTemplate, TemplateRenderer } from '../domain/template.js'
 import type { TemplateStore } from './template-store.js'
@@ -32,7 +32,8 @@ export class TemplateCache implements TemplateRenderer {
 
   async render(projectId: string, name: string, data: Record<string, unknown>): Promise<RenderedTemplate> {
     const entry = await this.load(projectId, name)
-    if (!entry) throw fail('template_not_found', `No template named '${name}'`, 'template')
+    if (!entry)
+      throw fail('template_not_found', noSuch('template', 'name', name, TEMPLATE_NAME_RE), 'template')
     checkRequired(entry.variables, data)
     return { ...entry.compiled.render(data), ownText: entry.ownText, version: entry.version }
   }

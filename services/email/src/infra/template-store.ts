@@ -1,10 +1,11 @@
-import { type Cursor, fail, newId } from '@mailer/contracts'
+import { type Cursor, fail, newId, noSuch, TEMPLATE_NAME_RE } from '@mailer/contracts'
 import { type Db, likeLiteral, type Prisma, type Template, type TemplateVersion } from '@mailer/db'
 import { storedVariables, type TemplateContent } from '../domain/template-records.js'
 
 type Tx = Prisma.TransactionClient
 
-const notFound = (name: string) => fail('template_not_found', `No template named '${name}'`, 'name')
+const notFound = (name: string) =>
+  fail('template_not_found', noSuch('template', 'name', name, TEMPLATE_NAME_RE), 'name')
 
 /** A template's current content, for the send path's cache. */
 export interface CurrentTemplate extends TemplateContent {

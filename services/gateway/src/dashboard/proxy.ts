@@ -1,9 +1,15 @@
-import { MailerError, type RouteDef } from '@mailer/contracts'
+import type { RouteDef } from '@mailer/contracts'
 import { type Request, type Response, Router } from 'express'
 import { AllowedMethods, type Served } from '../http/allowed-methods.js'
 import type { Authenticator } from '../http/authenticate.js'
 import { sendError } from '../http/errors.js'
-import { type ForwardDeps, forwardRoute, mirrorPath } from '../routes/api-routes.js'
+import {
+  type ForwardDeps,
+  forwardRoute,
+  methodNotAllowed,
+  mirrorPath,
+  notFound,
+} from '../routes/api-routes.js'
 import type { DashboardAuth } from './auth.js'
 
 export const API_PREFIX = '/dashboard/api'
@@ -48,9 +54,7 @@ export function proxyRouter(
     const path = API_PREFIX + req.path
     const allow = allowed.allow(path)
     if (allow) res.setHeader('Allow', allow)
-    const err = allow
-      ? new MailerError('method_not_allowed', `${req.method} is not allowed on ${path}`)
-      : new MailerError('route_not_found', `No route ${path}`)
+    const err = allow ? methodNotAllowed(req.method) : notFound()
     sendError(res, err, deps.logger, req.requestId)
   })
   return router

@@ -114,6 +114,22 @@ export function registerApiRoutes(
   return served
 }
 
-export function notFound(path: string): MailerError {
-  return new MailerError('route_not_found', `No route ${path}`)
+/**
+ * No route has this path. The path is not quoted back: what was asked for is quoted only in the
+ * form of an id, slug or name (libs/contracts not-found.ts), and a path has no such form (a key
+ * pasted into one would travel on in the message).
+ */
+export function notFound(): MailerError {
+  return new MailerError(
+    'route_not_found',
+    'No route has this path (the API lists its routes at /openapi.json)',
+  )
+}
+
+/** A path served with other methods (the Allow header lists them); the path is not quoted. */
+export function methodNotAllowed(method: string): MailerError {
+  return new MailerError(
+    'method_not_allowed',
+    `${method} is not allowed on this path; Allow lists the methods it takes`,
+  )
 }

@@ -1,5 +1,13 @@
 import { serveRoutes } from '@mailer/bus'
-import { DeliveriesQuery, decodeCursor, fail, page, parseQuery, requireProject } from '@mailer/contracts'
+import {
+  DeliveriesQuery,
+  decodeCursor,
+  fail,
+  noSuch,
+  page,
+  parseQuery,
+  requireProject,
+} from '@mailer/contracts'
 import { testEvent } from '../domain/payload.js'
 import { toDeliveryRecord } from '../domain/records.js'
 import { findWebhook, type WebhookDeps } from './shared.js'
@@ -52,7 +60,7 @@ export function serveDeliveries(deps: WebhookDeps): void {
       if (!d)
         throw fail(
           'delivery_not_found',
-          `No delivery with id '${params.deliveryId ?? ''}' for this webhook`,
+          `${noSuch('delivery', 'id', params.deliveryId, 'delivery')} for this webhook`,
           'deliveryId',
         )
       worker.kick()

@@ -6,9 +6,11 @@ import {
   EventsQuery,
   isMailerError,
   MailerError,
+  noSuch,
   parseQuery,
   ResolveProjectResponse,
   requireProject,
+  SLUG_RE,
   SUBJECTS,
 } from '@mailer/contracts'
 import type { Db } from '@mailer/db'
@@ -52,7 +54,7 @@ export function serveEvents(bus: Bus, db: Db, queue: string): void {
           projectId = p.id
         } catch (e) {
           if (isMailerError(e) && e.code === 'project_not_found') {
-            throw new MailerError('project_not_found', `No project with slug '${q.project}'`, {
+            throw new MailerError('project_not_found', noSuch('project', 'slug', q.project, SLUG_RE), {
               param: 'project',
             })
           }

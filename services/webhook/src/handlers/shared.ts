@@ -1,5 +1,5 @@
 import type { Bus } from '@mailer/bus'
-import { fail } from '@mailer/contracts'
+import { fail, noSuch } from '@mailer/contracts'
 import type { Db } from '@mailer/db'
 import type { DeliveryStore } from '../infra/delivery-store.js'
 import type { DeliveryWorker } from '../infra/delivery-worker.js'
@@ -19,7 +19,7 @@ export interface WebhookDeps {
 /** The webhook if it belongs to the project; another project's webhook is indistinguishable from none. */
 export async function findWebhook(db: Db, projectId: string, id: string | undefined) {
   const w = id ? await db.webhook.findFirst({ where: { id, projectId } }) : null
-  if (!w) throw fail('webhook_not_found', `No webhook with id '${id ?? ''}'`, 'id')
+  if (!w) throw fail('webhook_not_found', noSuch('webhook', 'id', id, 'webhook'), 'id')
   return w
 }
 
@@ -32,7 +32,7 @@ export async function whileItExists<T>(id: string, write: () => Promise<T>): Pro
     return await write()
   } catch (err) {
     if ((err as { code?: unknown }).code === 'P2025')
-      throw fail('webhook_not_found', `No webhook with id '${id}'`, 'id')
+      throw fail('webhook_not_found', noSuch('webhook', 'id', id, 'webhook'), 'id')
     throw err
   }
 }
