@@ -1,5 +1,5 @@
 import { parseBroadcastEmailKey } from '@mailer/contracts'
-import { buildEvent, type EmailSummary, eventMessage, timelineRow } from '@mailer/email-core'
+import { buildEvent, type EmailSummary, eventMessage } from '@mailer/email-core'
 import type { PreparedSend } from '../domain/prepare.js'
 import { textPreview } from '../domain/preview.js'
 
@@ -25,27 +25,28 @@ export interface RowContext {
 
 /**
  * The rows of one request for the single multi-table insert (see accept-sql.ts), as JSON
- * records whose keys are the column names. Events are written as `recordEvents` in
- * @mailer/email-core writes them (`timelineRow`, `eventMessage`). Dispatch messages are not among
- * them: the statement writes one for each group of queued emails it inserted (accept-sql.ts).
+ * records whose keys are the column names. An event is its payload (`buildEvent`): the statement
+ * makes its timeline row as `timelineRow` in @mailer/email-core does, and its message as
+ * `eventMessage` does, where `published`. Dispatch messages are not among them: the statement
+ * writes one for each group of queued emails it inserted (accept-sql.ts).
  */
 export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
-  const emailRows = emails.map((e) => emailRow(ctx, e))
+  const at = ctx.now.toISOString()
+  const emailRows = emails.map((e) => emailRow(ctx, e, at))
   const recipients = emails.flatMap((e) => {
     const state = recipientState(e, ctx.now)
     return e.send.recipients.map((r) => ({ email_id: e.id, address: r.address, kind: r.kind, ...state }))
   })
   const contents = emails.map((e) => contentRow(ctx, e))
-  const events: Array<Record<string, unknown>> = []
+  const events: Array<{ payload: unknown; published: true | undefined }> = []
   const outbox: Array<{ email_id: string; subject: string; msg_id: string; payload: unknown }> = []
   for (const e of emails) {
     const email = summary(ctx, e)
     const event = buildEvent(email, acceptEvent(e, ctx.now))
     const message = eventMessage(email, event)
-    // `published`: the one-statement write derives the event's message from its row (accept-sql.ts).
-    const row: Record<string, unknown> = timelineRow(email, event)
-    if (message) row.published = true
-    events.push(row)
+    // The event alone: the statement reads its timeline columns from it and its email, and
+    // derives the message of a `published` one (accept-sql.ts).
+    events.push({ payload: event, published: message ? true : undefined })
     if (message)
       outbox.push({
         email_id: e.id,
@@ -57,7 +58,8 @@ export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
   return { emails: emailRows, recipients, contents, events, outbox }
 }
 
-function emailRow(ctx: RowContext, e: NewEmail) {
+/** `at`: the request's time as ISO text (its creation and queueing time). */
+function emailRow(ctx: RowContext, e: NewEmail, at: string) {
   const s = e.send
   const kind = (k: string) => orOmit(s.recipients.filter((r) => r.kind === k).map((r) => r.address))
   // A broadcast email's key names its broadcast and contact (`bc:<broadcastId>:<contactId>`).
@@ -88,8 +90,8 @@ function emailRow(ctx: RowContext, e: NewEmail) {
     request_hash: e.key ? s.hash : undefined,
     broadcast_id: bc?.broadcastId,
     contact_id: bc?.contactId,
-    created_at: ctx.now.toISOString(),
-    queued_at: e.status === 'queued' ? ctx.now.toISOString() : undefined,
+    created_at: at,
+    queued_at: e.status === 'queued' ? at : undefined,
     scheduled_at: s.scheduledAt?.toISOString(),
     /** The email's group of requests counted together, set by the one-statement write (accept-store.ts). */
     grp: undefined as number | undefined,

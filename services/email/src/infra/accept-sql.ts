@@ -7,7 +7,9 @@ import { eventGroupsCte } from '@mailer/email-core'
  * email), and for the emails actually inserted their recipients, content, timeline events and
  * outbox rows. Each table gets one multi-row insert fed from a JSON parameter (whose records
  * leave out empty values, stored here as the columns' empty values: each byte of the parameters is
- * parsed once by Node and once by PostgreSQL); the foreign keys
+ * written by Node and parsed by PostgreSQL); an event comes as its payload alone (`vx` reads its
+ * timeline columns from it and from its email, as timelineRow in @mailer/email-core sets them).
+ * The foreign keys
  * hold because they are checked at the end of the statement. The queued emails inserted get their
  * dispatch messages here (`d`): one outbox row per $6 of them (subject $5, `{ emailIds }`, msgID
  * `<first id>:0`), not one per email.
@@ -54,8 +56,11 @@ WITH x AS (
     AS c(email_id text, html text, text text, headers jsonb, attachments jsonb, expires_at timestamptz)
   JOIN e ON e.id = c.email_id
 ), vx AS (
-  SELECT * FROM jsonb_to_recordset($4::jsonb) AS vx(id text, project_id text, email_id text, mode text,
-    type text, recipient text, payload jsonb, created_at timestamptz, published boolean)
+  SELECT v.payload->>'id' AS id, x.project_id, x.id AS email_id, x.mode, v.payload->>'type' AS type,
+    v.payload->'data'->>'recipient' AS recipient, v.payload,
+    (v.payload->>'createdAt')::timestamptz AS created_at, v.published
+  FROM jsonb_to_recordset($4::jsonb) AS v(payload jsonb, published boolean)
+  JOIN x ON x.id = v.payload->'data'->>'emailId'
 ), v AS (
   INSERT INTO email_events (id, project_id, email_id, mode, type, recipient, payload, created_at)
   SELECT vx.id, vx.project_id, vx.email_id, vx.mode, vx.type, vx.recipient, vx.payload, vx.created_at
