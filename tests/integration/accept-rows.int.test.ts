@@ -185,24 +185,3 @@ describe.each([
     },
   )
 })
-
-describe('deleting emails', () => {
-  it('removes their recipients and content (a statement trigger, not foreign keys), from any search_path', async () => {
-    const req = request('test', 1_000)
-    await storeMany(pool, [req])
-    const ids = req.emails.map((e) => e.id)
-    const schema = new URL(te.databaseUrl).searchParams.get('schema')!
-    // A session whose search_path is not the schema's (an operator's psql, another tool).
-    const other = createPgPool(te.databaseUrl.replace(/[?&]schema=[^&]*/, ''), { max: 1 })
-    try {
-      await other.query(`DELETE FROM "${schema}".emails WHERE id = $1`, [ids[0]])
-    } finally {
-      await other.end()
-    }
-    const count = async (table: string, id: string) =>
-      (await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE email_id = $1`, [id])).rows[0].n
-    expect([await count('email_recipients', ids[0]!), await count('email_contents', ids[0]!)]).toEqual([0, 0])
-    // The other email keeps its rows.
-    expect([await count('email_recipients', ids[1]!), await count('email_contents', ids[1]!)]).toEqual([1, 1])
-  })
-})
