@@ -6,6 +6,7 @@ import { type EmailSummary, eventMessage, timelineRow } from '../../libs/email-c
 import { counterWindows } from '../../services/email/src/domain/limits.js'
 import type { PreparedSend } from '../../services/email/src/domain/prepare.js'
 import { type StoreRequest, storeMany } from '../../services/email/src/infra/accept-store.js'
+import { preparedSend } from '../support/prepared-send.js'
 
 /*
  * The accept statements build each event's timeline row and message in SQL from the event alone
@@ -24,24 +25,17 @@ afterAll(async () => {
 })
 
 const send = (over: Partial<PreparedSend> = {}) =>
-  ({
-    input: { tags: { kind: 'otp' } },
+  preparedSend({
+    input: { tags: { kind: 'otp' } } as never,
     from: 'Acme <a@rows.test>',
     recipients: [
       { address: 'b@example.com', kind: 'to' },
       { address: 'c@example.com', kind: 'cc' },
     ],
-    subject: 'Hi',
     html: '<p>Hi</p>',
     text: null,
-    headers: {},
-    attachments: [],
-    scheduledAt: null,
-    template: null,
-    templateVersion: null,
-    hash: 'h',
     ...over,
-  }) as PreparedSend
+  })
 
 function request(mode: 'live' | 'test', rateLimit: number): StoreRequest {
   const projectId = newId('project')

@@ -3,9 +3,9 @@ import { createPgPool, inTransaction, type PgPool } from '@mailer/db'
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { counterWindows } from '../../services/email/src/domain/limits.js'
-import type { PreparedSend } from '../../services/email/src/domain/prepare.js'
 import { type StoreRequest, storeMany } from '../../services/email/src/infra/accept-store.js'
 import { countSends, type Limits } from '../../services/email/src/infra/send-counters.js'
+import { preparedSend } from '../support/prepared-send.js'
 
 /*
  * The two ways the accept path counts a project's sends (accept-store.ts: the one-statement
@@ -33,20 +33,9 @@ const limits = (): Limits => ({
 })
 
 function request(l: Limits): StoreRequest {
-  const send = {
-    input: { from: 'a@locks.test', to: 'b@example.com', subject: 'Hi', text: 'x' },
-    from: 'a@locks.test',
-    recipients: [{ address: 'b@example.com', kind: 'to' }],
-    subject: 'Hi',
-    html: null,
-    text: 'x',
-    headers: {},
-    attachments: [],
-    scheduledAt: null,
-    template: null,
-    templateVersion: null,
-    hash: 'h',
-  } as unknown as PreparedSend
+  const send = preparedSend({
+    input: { from: 'a@locks.test', to: 'b@example.com', subject: 'Hi', text: 'x' } as never,
+  })
   return {
     projectId,
     apiKeyId: null,
