@@ -23,6 +23,7 @@ import {
 } from '../domain/prepare.js'
 import { checkSuppression, suppressionError } from '../domain/recipients.js'
 import { acceptedStatus } from '../domain/records.js'
+import { type BroadcastRef, sendKey } from '../domain/send-key.js'
 import { type Limits, type NewEmail, type StoreRequest, storeMany } from '../infra/accept-store.js'
 import {
   findByKeys,
@@ -51,6 +52,8 @@ export type Accept = (
 interface Keyed<T> {
   i: number
   key: string | null
+  /** A broadcast's email: its broadcast and contact (its key is in the broadcasts' namespace). */
+  broadcast: BroadcastRef | null
   send: T
 }
 
@@ -120,6 +123,8 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     // whatever its key (contract.md part 5: suppressed addresses are skipped), so a test-key
     // broadcast reaches the contacts a live one would; a test key's own sends skip the list.
     const suppressible = live || opts.source === 'broadcast'
+    // Which namespace the request's keys are looked up in (send-key.ts).
+    const broadcastKeys = opts.source === 'broadcast'
     const now = new Date()
     const outcomes: Outcome[] = new Array(items.length)
     /** Reads the list for sends not checked against it yet; a suppressed one gets its 422. */
@@ -128,6 +133,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
         projectId: project.id,
         addresses: addressesOf(sends),
         keys: [],
+        broadcast: broadcastKeys,
         windows: null,
       })
       for (const c of sends) {
@@ -151,11 +157,8 @@ export function makeAcceptor(ctx: EmailContext): Accept {
     items.forEach((item, i) => {
       try {
         const send = checkSend(item.raw, sctx)
-        checked.push({
-          i,
-          send,
-          key: item.overrideKey ?? send.input.idempotencyKey ?? item.fallbackKey ?? null,
-        })
+        const given = item.overrideKey ?? send.input.idempotencyKey ?? item.fallbackKey ?? null
+        checked.push({ i, send, ...sendKey(given, opts.source) })
       } catch (e) {
         if (!isMailerError(e)) throw e
         outcomes[i] = { error: e }
@@ -185,6 +188,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
           projectId: project.id,
           addresses: suppressible ? addressesOf(checked) : [],
           keys: [...new Set(checked.flatMap((c) => (c.key ? [c.key] : [])))],
+          broadcast: broadcastKeys,
           windows: limits?.windows ?? null,
         })
       : ({ suppressed: new Set<string>(), keyed: new Map(), counters: null } satisfies SendLookups)
@@ -195,7 +199,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
       checked.map(async (c): Promise<Keyed<PreparedSend> | null> => {
         try {
           if (suppressible && readFirst) checkSuppression(c.send.recipients, suppressed)
-          return { i: c.i, key: c.key, send: await prepareSend(c.send, sctx) }
+          return { i: c.i, key: c.key, broadcast: c.broadcast, send: await prepareSend(c.send, sctx) }
         } catch (e) {
           if (!isMailerError(e)) throw e
           outcomes[c.i] = { error: e }
@@ -265,6 +269,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
         id: newId('email'),
         send: p.send,
         key: p.key,
+        broadcast: p.broadcast,
         status: statusOf(p.send),
       }))
       const stored = await writer.submit({
@@ -297,6 +302,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
           rt.db,
           project.id,
           lost.map((p) => p.key!),
+          broadcastKeys,
         )
         for (const p of lost) {
           const w = winners.get(p.key!)

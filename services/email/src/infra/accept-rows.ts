@@ -1,7 +1,7 @@
-import { parseBroadcastEmailKey } from '@mailer/contracts'
 import { buildEvent, type EmailSummary, eventMessage } from '@mailer/email-core'
 import type { PreparedSend } from '../domain/prepare.js'
 import { textPreview } from '../domain/preview.js'
+import type { BroadcastRef } from '../domain/send-key.js'
 
 const DAY_MS = 86_400_000
 
@@ -10,6 +10,8 @@ export interface NewEmail {
   id: string
   send: PreparedSend
   key: string | null
+  /** A broadcast's email (its key is in the broadcasts' namespace: domain/send-key.ts). */
+  broadcast?: BroadcastRef | null
   status: 'queued' | 'scheduled' | 'test'
 }
 
@@ -62,8 +64,6 @@ export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
 function emailRow(ctx: RowContext, e: NewEmail, at: string) {
   const s = e.send
   const kind = (k: string) => orOmit(s.recipients.filter((r) => r.kind === k).map((r) => r.address))
-  // A broadcast email's key names its broadcast and contact (`bc:<broadcastId>:<contactId>`).
-  const bc = ctx.source === 'broadcast' ? parseBroadcastEmailKey(e.key) : null
   const tags = s.input.tags
   // Empty, false and null values are left out (`undefined`: not in the JSON at all); the
   // statement stores them as the columns' empty values (accept-sql.ts).
@@ -88,8 +88,8 @@ function emailRow(ctx: RowContext, e: NewEmail, at: string) {
     track_clicks: s.input.trackClicks || undefined,
     idempotency_key: e.key ?? undefined,
     request_hash: e.key ? s.hash : undefined,
-    broadcast_id: bc?.broadcastId,
-    contact_id: bc?.contactId,
+    broadcast_id: e.broadcast?.broadcastId,
+    contact_id: e.broadcast?.contactId,
     created_at: at,
     queued_at: e.status === 'queued' ? at : undefined,
     scheduled_at: s.scheduledAt?.toISOString(),

@@ -153,15 +153,18 @@ DELETE FROM outbox WHERE id = ANY($2::bigint[])`
  * What the accept path reads before it writes when it reads first (a project near its limits, a
  * dry run; see accept.ts), for every request waiting at that moment, in one round trip: which
  * recipients are suppressed (the list is deployment-wide), which idempotency keys are taken
- * (project, key pairs) and the limit counters (project, window pairs).
+ * (project, key, namespace: a broadcast's keys are apart from the API's, as in the unique index
+ * emails_project_id_idempotency_key_namespace_key) and the limit counters (project, window pairs).
  */
 export const SEND_LOOKUPS_SQL = `
 SELECT
   (SELECT coalesce(json_agg(address), '[]'::json) FROM suppressions WHERE address = ANY($1::text[])) AS suppressed,
   (SELECT coalesce(json_agg(json_build_object('projectId', e.project_id, 'id', e.id, 'mode', e.mode,
-      'scheduledAt', e.scheduled_at, 'requestHash', e.request_hash, 'idempotencyKey', e.idempotency_key)), '[]'::json)
-   FROM unnest($2::text[], $3::text[]) AS k(project_id, key)
-   JOIN emails e ON e.project_id = k.project_id AND e.idempotency_key = k.key) AS keyed,
+      'scheduledAt', e.scheduled_at, 'requestHash', e.request_hash, 'idempotencyKey', e.idempotency_key,
+      'broadcast', k.broadcast)), '[]'::json)
+   FROM unnest($2::text[], $3::text[], $4::boolean[]) AS k(project_id, key, broadcast)
+   JOIN emails e ON e.project_id = k.project_id AND e.idempotency_key = k.key
+     AND (e.broadcast_id IS NOT NULL) = k.broadcast) AS keyed,
   (SELECT coalesce(json_agg(json_build_object('projectId', c.project_id, 'window', c."window", 'count', c.count)), '[]'::json)
-   FROM unnest($4::text[], $5::text[]) AS w(project_id, "window")
+   FROM unnest($5::text[], $6::text[]) AS w(project_id, "window")
    JOIN send_counters c ON c.project_id = w.project_id AND c."window" = w."window") AS counters`

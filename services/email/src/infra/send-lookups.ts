@@ -26,11 +26,15 @@ export interface LookupQuery {
   projectId: string
   addresses: string[]
   keys: string[]
+  /** The keys' namespace: a broadcast's emails' keys (true) or the API's (false). */
+  broadcast: boolean
   windows: CounterWindows | null
 }
 
 const nothing = (): SendLookups => ({ suppressed: new Set(), keyed: new Map(), counters: null })
 const pair = (a: string, b: string) => `${a}\u0000${b}`
+const keyOf = (projectId: string, broadcast: boolean, key: string) =>
+  pair(projectId, `${broadcast ? 'b' : 'a'}${key}`)
 
 /**
  * Suppressions, idempotency keys and limit counters for many requests (of any projects) in one
@@ -41,7 +45,7 @@ export async function lookupMany(pool: PgPool, queries: LookupQuery[]): Promise<
   const windowKeys = (w: CounterWindows) => [w.previous.key, w.current.key, w.day.key]
   const asked = queries.filter((q) => q.addresses.length > 0 || q.keys.length > 0 || q.windows)
   if (asked.length === 0) return queries.map(nothing)
-  const keyPairs = asked.flatMap((q) => q.keys.map((k) => [q.projectId, k] as const))
+  const keyPairs = asked.flatMap((q) => q.keys.map((k) => [q.projectId, k, q.broadcast] as const))
   const windowPairs = asked.flatMap((q) =>
     q.windows ? windowKeys(q.windows).map((w) => [q.projectId, w] as const) : [],
   )
@@ -52,6 +56,7 @@ export async function lookupMany(pool: PgPool, queries: LookupQuery[]): Promise<
       [...new Set(asked.flatMap((q) => q.addresses))],
       keyPairs.map((p) => p[0]),
       keyPairs.map((p) => p[1]),
+      keyPairs.map((p) => p[2]),
       windowPairs.map((p) => p[0]),
       windowPairs.map((p) => p[1]),
     ]),
@@ -59,10 +64,12 @@ export async function lookupMany(pool: PgPool, queries: LookupQuery[]): Promise<
   const suppressed = new Set(jsonColumn<string[]>(row?.suppressed ?? []))
   const keyed = new Map<string, KeyedEmail>()
   for (const k of jsonColumn<
-    Array<Omit<KeyedEmail, 'scheduledAt'> & { projectId: string; scheduledAt: string | null }>
+    Array<
+      Omit<KeyedEmail, 'scheduledAt'> & { projectId: string; broadcast: boolean; scheduledAt: string | null }
+    >
   >(row?.keyed ?? [])) {
-    const { projectId, ...email } = k
-    keyed.set(pair(projectId, k.idempotencyKey!), {
+    const { projectId, broadcast, ...email } = k
+    keyed.set(keyOf(projectId, broadcast, k.idempotencyKey!), {
       ...email,
       scheduledAt: k.scheduledAt ? new Date(k.scheduledAt) : null,
     })
@@ -80,7 +87,7 @@ export async function lookupMany(pool: PgPool, queries: LookupQuery[]): Promise<
       suppressed: new Set(q.addresses.filter((a) => suppressed.has(a))),
       keyed: new Map(
         q.keys.flatMap((k) => {
-          const e = keyed.get(pair(q.projectId, k))
+          const e = keyed.get(keyOf(q.projectId, q.broadcast, k))
           return e ? [[k, e] as const] : []
         }),
       ),
@@ -91,15 +98,16 @@ export async function lookupMany(pool: PgPool, queries: LookupQuery[]): Promise<
   })
 }
 
-/** Emails of the project holding any of `keys`, by key (one query). */
+/** Emails of the project holding any of `keys` in their namespace (see LookupQuery), by key (one query). */
 export async function findByKeys(
   db: Db,
   projectId: string,
   keys: string[],
+  broadcast: boolean,
 ): Promise<Map<string, KeyedEmail>> {
   if (keys.length === 0) return new Map()
   const rows = await db.email.findMany({
-    where: { projectId, idempotencyKey: { in: keys } },
+    where: { projectId, idempotencyKey: { in: keys }, broadcastId: broadcast ? { not: null } : null },
     select: { id: true, mode: true, scheduledAt: true, requestHash: true, idempotencyKey: true },
   })
   return new Map(rows.map((r) => [r.idempotencyKey!, r]))
