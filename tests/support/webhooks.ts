@@ -16,7 +16,7 @@ export interface Received {
 
 /** `after`: answer only once it settles (an attempt kept in flight as long as a test needs). */
 export type Reply =
-  | { status: number; body?: string; headers?: Record<string, string>; after?: Promise<unknown> }
+  | { status: number; body?: string | Buffer; headers?: Record<string, string>; after?: Promise<unknown> }
   | 'hang'
 
 /**

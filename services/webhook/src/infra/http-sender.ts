@@ -2,6 +2,7 @@ import { setImmediate } from 'node:timers/promises'
 import { WEBHOOK_RESPONSE_BODY_MAX } from '@mailer/contracts'
 import { Agent } from 'undici'
 import type { AttemptOutcome } from '../domain/retry-schedule.js'
+import { answerBytes } from './answer-body.js'
 import { guardedLookup, literalBlockReason } from './url-guard.js'
 
 export interface SendResult {
@@ -12,6 +13,9 @@ export interface SendResult {
 
 /** Bytes read from an answer at most (the first 1,024 characters are kept). */
 const MAX_READ_BYTES = 8 * 1024
+
+/** Decoded bytes enough for the kept characters: 4 per character at most in UTF-8. */
+const MAX_DECODED_BYTES = 4 * WEBHOOK_RESPONSE_BODY_MAX
 
 const formatSeconds = (ms: number) => `${Number((ms / 1000).toFixed(3))}s`
 
@@ -51,7 +55,9 @@ function withUrlCredentials(url: URL, headers: Record<string, string>): Record<s
 /**
  * POSTs one delivery. 2xx within the time-out is success; any other status (3xx included:
  * redirects are never followed), a connection error or the time-out is a failure. Credentials in
- * the URL (`https://user:pass@host/...`) are sent as Basic authorization.
+ * the URL (`https://user:pass@host/...`) are sent as Basic authorization. An answer compressed
+ * with gzip, deflate or br is kept decoded (`answerBytes`): undici's `request`, unlike `fetch`,
+ * hands the body over as it came.
  *
  * Connections to an endpoint are kept alive and reused: a new TCP (and TLS) connection per
  * delivery costs the receiver and us a handshake each time and, at a few hundred deliveries per
@@ -73,6 +79,12 @@ export class HttpSender {
    * a request during which no new connection to its origin was opened went out on a reused one.
    */
   private readonly connects = new Map<string, number>()
+  /**
+   * Encoded answers are decompressed one at a time: a brotli "zip bomb" can cost up to a tenth of
+   * a second of a libuv thread (its 16 MiB window), and DNS lookups of every delivery share those
+   * threads. Plain answers never wait for it.
+   */
+  private decoding: Promise<unknown> = Promise.resolve()
 
   constructor(private readonly opts: { timeoutMs: number; allowPrivate: boolean }) {
     this.agent = new Agent({
@@ -130,14 +142,14 @@ export class HttpSender {
     const abort = new AbortController()
     const timer = setTimeout(() => abort.abort(), timeoutMs)
     let status: number | null = null
+    let encoding: string | string[] | undefined
     const chunks: Buffer[] = []
-    const fromResponse = (): SendResult => {
+    const fromResponse = async (complete: boolean): Promise<SendResult> => {
+      const kept =
+        encoding === undefined ? Buffer.concat(chunks) : await this.decode(encoding, chunks, complete)
       // A NUL in the answer would make the result unstorable (PostgreSQL refuses it): the attempt
       // could never be recorded, and its lease would bring it back again and again.
-      const text = firstChars(Buffer.concat(chunks).toString('utf8'), WEBHOOK_RESPONSE_BODY_MAX).replaceAll(
-        '\u0000',
-        '\uFFFD',
-      )
+      const text = firstChars(kept.toString('utf8'), WEBHOOK_RESPONSE_BODY_MAX).replaceAll('\u0000', '\uFFFD')
       const ok = status !== null && status >= 200 && status < 300
       return { outcome: ok ? 'success' : 'failure', responseCode: status, responseBody: text }
     }
@@ -151,21 +163,26 @@ export class HttpSender {
         signal: abort.signal,
       })
       status = res.statusCode
+      encoding = res.headers['content-encoding']
       let read = 0
+      let complete = true
       // Leaving the loop early (enough read) destroys the body, which closes the connection;
       // an answer read to its end leaves it for the next delivery.
       for await (const chunk of res.body) {
         chunks.push(chunk as Buffer)
         read += (chunk as Buffer).length
-        if (read >= MAX_READ_BYTES) break
+        if (read >= MAX_READ_BYTES) {
+          complete = false
+          break
+        }
       }
       // undici frees the connection a tick after the body's end: a delivery started right away
       // (the worker fills the slot at once) would open a second connection instead of reusing it.
       await setImmediate()
-      return { result: fromResponse() }
+      return { result: await fromResponse(complete) }
     } catch (err) {
       // Headers in time decide the outcome; a body still trickling in (or cut off) is kept as read.
-      if (status !== null) return { result: fromResponse() }
+      if (status !== null) return { result: await fromResponse(false) }
       const e = err as Error & { code?: string }
       if (abort.signal.aborted || e.code === 'UND_ERR_CONNECT_TIMEOUT')
         return {
@@ -189,6 +206,16 @@ export class HttpSender {
     } finally {
       clearTimeout(timer)
     }
+  }
+
+  /** The kept bytes of an answer with a `Content-Encoding` (see `answerBytes`), in turn. */
+  private decode(encoding: string | string[], chunks: Buffer[], complete: boolean): Promise<Buffer> {
+    const run = this.decoding.then(async () => {
+      const kept = await answerBytes(encoding, Buffer.concat(chunks), complete, MAX_DECODED_BYTES)
+      return typeof kept === 'string' ? Buffer.from(kept) : kept
+    })
+    this.decoding = run.catch(() => undefined)
+    return run
   }
 
   close(): Promise<void> {
