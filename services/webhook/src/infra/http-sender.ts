@@ -1,8 +1,9 @@
 import { setImmediate } from 'node:timers/promises'
 import { WEBHOOK_RESPONSE_BODY_MAX } from '@mailer/contracts'
-import { Agent } from 'undici'
+import { Agent, buildConnector } from 'undici'
 import type { AttemptOutcome } from '../domain/retry-schedule.js'
 import { answerBytes } from './answer-body.js'
+import { skipUnaskedContinue } from './interim-continue.js'
 import { guardedLookup, literalBlockReason } from './url-guard.js'
 
 export interface SendResult {
@@ -57,7 +58,8 @@ function withUrlCredentials(url: URL, headers: Record<string, string>): Record<s
  * redirects are never followed), a connection error or the time-out is a failure. Credentials in
  * the URL (`https://user:pass@host/...`) are sent as Basic authorization. An answer compressed
  * with gzip, deflate or br is kept decoded (`answerBytes`): undici's `request`, unlike `fetch`,
- * hands the body over as it came.
+ * hands the body over as it came. An unasked `100 Continue` before the answer is skipped
+ * (`skipUnaskedContinue`): undici's parser would otherwise fail the connection on it.
  *
  * Connections to an endpoint are kept alive and reused: a new TCP (and TLS) connection per
  * delivery costs the receiver and us a handshake each time and, at a few hundred deliveries per
@@ -87,6 +89,14 @@ export class HttpSender {
   private decoding: Promise<unknown> = Promise.resolve()
 
   constructor(private readonly opts: { timeoutMs: number; allowPrivate: boolean }) {
+    // undici's own connector, as an options object would build it, with each new connection's
+    // interim 100 answers skipped (interim-continue.ts).
+    const connector = buildConnector({
+      timeout: opts.timeoutMs + 1_000,
+      // Checked at every connect, so a DNS answer changed after the webhook was saved (DNS
+      // rebinding) cannot reach internal hosts.
+      ...(opts.allowPrivate ? {} : { lookup: guardedLookup }),
+    })
     this.agent = new Agent({
       keepAliveTimeout: IDLE_SOCKET_MS,
       keepAliveMaxTimeout: IDLE_SOCKET_MS,
@@ -95,12 +105,11 @@ export class HttpSender {
       // second early and would turn a slow handshake into a connection error.
       headersTimeout: 0,
       bodyTimeout: 0,
-      connect: {
-        timeout: opts.timeoutMs + 1_000,
-        // Checked at every connect, so a DNS answer changed after the webhook was saved (DNS
-        // rebinding) cannot reach internal hosts.
-        ...(opts.allowPrivate ? {} : { lookup: guardedLookup }),
-      },
+      connect: (options, callback) =>
+        connector(options, (...args) => {
+          if (args[1]) skipUnaskedContinue(args[1])
+          callback(...args)
+        }),
     })
     this.agent.on('connect', (origin) => {
       // A URL (with a trailing slash when printed): keyed by its origin, as requests are.
