@@ -1,12 +1,9 @@
 import { z } from 'zod'
 import { ContactsQuery, MAX_CONTACT_IMPORT } from './contacts.js'
+import { displayName } from './names.js'
 import { pageQuery } from './pagination.js'
 
-const audienceName = z
-  .string()
-  .trim()
-  .min(1, 'name must have 1-200 characters')
-  .max(200, 'name must have 1-200 characters')
+const audienceName = displayName()
 
 export const CreateAudienceBody = z.strictObject({ name: audienceName })
 export type CreateAudienceBody = z.infer<typeof CreateAudienceBody>

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { mailboxString } from './emails.js'
+import { displayName } from './names.js'
 import { pageQuery } from './pagination.js'
 
 /** Broadcast statuses (contract.md part 5). */
@@ -27,7 +28,7 @@ export const CreateBroadcastBody = z.strictObject({
   subject,
   html,
   text: z.string().min(1).nullable().optional(),
-  name: z.string().min(1).max(200).nullable().optional(),
+  name: displayName().nullable().optional(),
 })
 export type CreateBroadcastBody = z.infer<typeof CreateBroadcastBody>
 

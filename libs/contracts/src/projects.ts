@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { mailboxString } from './emails.js'
+import { displayName } from './names.js'
 import { isoWithOffset } from './pagination.js'
 
 export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,62}$/
@@ -16,7 +17,7 @@ const defaultFrom = mailboxString('defaultFrom must be "Name <a@b.c>" or a@b.c')
 
 export const CreateProjectBody = z.strictObject({
   slug: z.string().regex(SLUG_RE, 'slug must match ^[a-z0-9][a-z0-9-]{0,62}$'),
-  name: z.string().min(1).max(200),
+  name: displayName(),
   dailyLimit: dailyLimit.optional(),
   rpcEnabled: z.boolean().optional(),
   defaultFrom: defaultFrom.nullable().optional(),
@@ -24,7 +25,7 @@ export const CreateProjectBody = z.strictObject({
 export type CreateProjectBody = z.infer<typeof CreateProjectBody>
 
 export const UpdateProjectBody = z.strictObject({
-  name: z.string().min(1).max(200).optional(),
+  name: displayName().optional(),
   dailyLimit: dailyLimit.optional(),
   rpcEnabled: z.boolean().optional(),
   defaultFrom: defaultFrom.nullable().optional(),
@@ -49,7 +50,7 @@ export const KEY_RE = /^fs_(live|test)_[A-Za-z0-9]{32}$/
 export const KEY_PREFIX_LENGTH = 12
 
 export const CreateApiKeyBody = z.strictObject({
-  name: z.string().min(1).max(200),
+  name: displayName(),
   mode: z.enum(['live', 'test']),
   expiresAt: isoWithOffset
     .refine((s) => new Date(s).getTime() > Date.now(), 'expiresAt must be in the future')
@@ -58,7 +59,7 @@ export const CreateApiKeyBody = z.strictObject({
 })
 export type CreateApiKeyBody = z.infer<typeof CreateApiKeyBody>
 
-export const RenameApiKeyBody = z.strictObject({ name: z.string().min(1).max(200) })
+export const RenameApiKeyBody = z.strictObject({ name: displayName() })
 
 export const ApiKeyRecord = z.object({
   id: z.string(),
