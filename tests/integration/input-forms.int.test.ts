@@ -96,3 +96,59 @@ describe('display names', () => {
     expect((await client.get('/v1/admin/projects/acme', client.admin)).body.name).toBe('Project acme')
   })
 })
+
+describe('template and broadcast subjects', () => {
+  // A send's subject with a control character is refused; a template's or a broadcast's was saved
+  // and the character silently dropped when each email was rendered.
+  const bad = ['Hi \u0007there', 'Sale\u001b[31m', 'Price\u007f', 'End\u0085']
+
+  it('with a control character are 400 invalid_body param subject when saved, as a send is', async () => {
+    for (const subject of bad) {
+      const send = await client.post('/v1/emails', acme.test, {
+        from: acme.from,
+        to: 'ann@example.com',
+        subject,
+        html: '<p>x</p>',
+      })
+      expect(send.body.error, JSON.stringify(subject)).toMatchObject({
+        code: 'invalid_body',
+        param: 'subject',
+      })
+
+      const t = await client.post('/v1/templates', acme.live, { name: 'ctl', subject, html: '<p>x</p>' })
+      expect(t.status, JSON.stringify(subject)).toBe(400)
+      expect(t.body.error).toMatchObject({ type: 'validation_error', code: 'invalid_body', param: 'subject' })
+
+      const b = await draft({ subject })
+      expect(b.status, JSON.stringify(subject)).toBe(400)
+      expect(b.body.error).toMatchObject({ code: 'invalid_body', param: 'subject' })
+    }
+    expect((await client.get('/v1/templates/ctl', acme.live)).status).toBe(404)
+  })
+
+  it('are refused on change too, leaving what was saved', async () => {
+    const t = await client.post('/v1/templates', acme.live, {
+      name: 'fine',
+      subject: 'Hi {{name}}',
+      html: 'x',
+    })
+    expect(t.status).toBe(201)
+    const tp = await client.patch('/v1/templates/fine', acme.live, { subject: 'Hi {{name}}\u0001' })
+    expect(tp.body.error).toMatchObject({ code: 'invalid_body', param: 'subject' })
+    expect((await client.get('/v1/templates/fine', acme.live)).body).toMatchObject({
+      version: 1,
+      subject: 'Hi {{name}}',
+    })
+
+    const b = await draft({ subject: 'News' })
+    const bp = await client.patch(`/v1/broadcasts/${b.body.id}`, acme.live, { subject: 'News\u0008' })
+    expect(bp.body.error).toMatchObject({ code: 'invalid_body', param: 'subject' })
+    expect((await client.get(`/v1/broadcasts/${b.body.id}`, acme.live)).body.subject).toBe('News')
+
+    // A tab is not refused (a send's subject takes it too).
+    expect((await draft({ subject: 'A\tB' })).status).toBe(201)
+    expect(
+      (await client.post('/v1/templates', acme.live, { name: 'tab', subject: 'A\tB', html: 'x' })).status,
+    ).toBe(201)
+  })
+})

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { mailboxString } from './emails.js'
+import { mailboxString, subjectString } from './emails.js'
 import { displayName } from './names.js'
 import { pageQuery } from './pagination.js'
 
@@ -11,11 +11,7 @@ export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number]
 export const FINAL_BROADCAST_STATUSES = ['sent', 'canceled'] as const satisfies readonly BroadcastStatus[]
 
 const mailbox = mailboxString()
-const subject = z
-  .string()
-  .min(1)
-  .max(998)
-  .refine((s) => !/[\r\n]/.test(s), 'subject cannot contain line breaks')
+const subject = subjectString()
   // Rendered subjects are trimmed and a contact whose subject renders empty gets no email, so a
   // blank subject (spaces, control characters) would send the broadcast to no one.
   .refine((s) => /[^\s\p{Cc}]/u.test(s), 'subject cannot be blank')

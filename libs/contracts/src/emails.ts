@@ -103,6 +103,21 @@ const noLineBreaks = (s: string) => !/[\r\n]/.test(s)
 const noNul = (s: string) => !s.includes('\u0000')
 
 /**
+ * A subject, wherever one is saved: a send's, a template's, a broadcast's (the last two are
+ * Handlebars sources, rendered into a send's subject). One header line of at most 998 characters
+ * with no control character but tab: rendering used to drop those silently from a template's or
+ * broadcast's own text, so what was saved was not what was sent; they are refused when saved, as
+ * a send's are (400 `invalid_body`, param `subject`).
+ */
+export const subjectString = () =>
+  z
+    .string()
+    .min(1)
+    .max(998)
+    .refine(noLineBreaks, 'subject cannot contain line breaks')
+    .refine(noControls, 'subject cannot contain control characters')
+
+/**
  * The send input (interface.md part 2, contract.md part 3). `headers`, `attachments` and
  * `scheduledAt` are checked later, in the contract's check order, with their own codes
  * (`invalid_header`, `invalid_attachment`, `invalid_schedule`), so here they are taken as given.
@@ -114,13 +129,7 @@ export const SendEmailInput = z
     cc: listOf(address).optional(),
     bcc: listOf(address).optional(),
     replyTo: listOf(mailbox).optional(),
-    subject: z
-      .string()
-      .min(1)
-      .max(998)
-      .refine(noLineBreaks, 'subject cannot contain line breaks')
-      .refine(noControls, 'subject cannot contain control characters')
-      .optional(),
+    subject: subjectString().optional(),
     html: z.string().optional(),
     text: z.string().optional(),
     template: z.string().min(1).max(100).optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { subjectString } from './emails.js'
 import { pageQuery } from './pagination.js'
 
 /** Templates are keyed by name within a project (contract.md part 5). */
@@ -13,11 +14,7 @@ export const templateName = z
   .string()
   .regex(TEMPLATE_NAME_RE, 'name must be 1-100 of a-z, 0-9, _ and -, starting with a letter or digit')
 
-const subject = z
-  .string()
-  .min(1)
-  .max(998)
-  .refine((s) => !/[\r\n]/.test(s), 'subject cannot contain line breaks')
+const subject = subjectString()
 const part = z.string().min(1).max(MAX_TEMPLATE_PART)
 /** A version number: stored as a 4-byte integer, so a larger one can be no version (and failed as 500). */
 const version = z.number().int().min(1).max(2_147_483_647)
