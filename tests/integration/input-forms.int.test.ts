@@ -152,3 +152,93 @@ describe('template and broadcast subjects', () => {
     ).toBe(201)
   })
 })
+
+describe('address lengths', () => {
+  // 320 characters exactly, the most an address may have as stored; 321 is one too many.
+  const at = (n: number, domain = 'example.com') => `${'a'.repeat(n - domain.length - 1)}@${domain}`
+  const longest = at(320)
+  const padded = (s: string) => ` ${s}\n`
+
+  it('apply to a send recipient as stored (trimmed): spaces around a valid one are no longer refused', async () => {
+    const cc = at(320, 'example.org')
+    const bcc = at(320, 'example.net')
+    const r = await client.post('/v1/emails', acme.test, {
+      from: acme.from,
+      to: padded(longest),
+      cc: [padded(cc)],
+      bcc: padded(bcc),
+      replyTo: padded(at(320, 'acme.test')),
+      subject: 'Long',
+      text: 'x',
+    })
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    const rec = (await client.get(`/v1/emails/${r.body.id}`, acme.test)).body
+    expect(rec).toMatchObject({ to: [longest], cc: [cc], bcc: [bcc], replyTo: [at(320, 'acme.test')] })
+
+    for (const field of ['to', 'cc', 'bcc'] as const) {
+      const over = await client.post('/v1/emails', acme.test, {
+        from: acme.from,
+        to: 'ann@example.com',
+        subject: 'Long',
+        text: 'x',
+        [field]: padded(at(321)),
+      })
+      expect(over.body.error, field).toMatchObject({
+        code: 'invalid_body',
+        param: field === 'to' ? 'to.0' : `${field}.0`,
+      })
+    }
+  })
+
+  it('apply to from and replyTo mailboxes (400 characters) as stored', async () => {
+    // A display name filling a mailbox to 400 characters exactly.
+    const box = `${'N'.repeat(400 - ` <hello@${acme.domain}>`.length)} <hello@${acme.domain}>`
+    expect(box.length).toBe(400)
+    const r = await client.post('/v1/emails', acme.test, {
+      from: padded(box),
+      to: 'ann@example.com',
+      replyTo: [padded(box)],
+      subject: 'Long name',
+      text: 'x',
+    })
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    const rec = (await client.get(`/v1/emails/${r.body.id}`, acme.test)).body
+    expect(rec).toMatchObject({ from: box, replyTo: [box] })
+    const over = await client.post('/v1/emails', acme.test, {
+      from: padded(`N${box}`),
+      to: 'ann@example.com',
+      subject: 'x',
+      text: 'x',
+    })
+    expect(over.body.error).toMatchObject({ code: 'invalid_body', param: 'from' })
+  })
+
+  it("apply to a contact's email and a suppression's address as stored", async () => {
+    const c = await client.post('/v1/contacts', acme.live, { email: padded(longest.toUpperCase()) })
+    expect(c.status, JSON.stringify(c.body)).toBe(201)
+    expect(c.body.email).toBe(longest)
+    const imported = await client.post('/v1/contacts/import', acme.live, [
+      { email: padded(at(320, 'example.org')) },
+    ])
+    expect(imported.body).toEqual({ created: 1, updated: 0 })
+
+    const s = await client.post('/v1/admin/suppressions', client.admin, { address: padded(longest) })
+    expect(s.status, JSON.stringify(s.body)).toBe(201)
+    expect(s.body.address).toBe(longest)
+    const live = await client.post('/v1/emails', acme.live, {
+      from: acme.from,
+      to: longest,
+      subject: 's',
+      text: 'x',
+    })
+    expect(live.body.error).toMatchObject({ code: 'recipient_suppressed', param: longest })
+
+    expect((await client.post('/v1/contacts', acme.live, { email: at(321) })).body.error).toMatchObject({
+      code: 'invalid_body',
+      param: 'email',
+    })
+    expect(
+      (await client.post('/v1/admin/suppressions', client.admin, { address: padded(at(321)) })).body.error,
+    ).toMatchObject({ code: 'invalid_body', param: 'address' })
+  })
+})

@@ -11,8 +11,10 @@ export const MAX_CONTACT_DATA_BYTES = 16 * 1024
 /** Contact addresses are stored and compared lower-cased, like suppressions and recipients. */
 export const ContactEmail = z
   .string()
-  .max(320)
-  .transform((s) => s.trim().toLowerCase())
+  .trim()
+  .toLowerCase()
+  // On the address as stored: spaces around one of valid length made it 400 before.
+  .max(320, 'must be at most 320 characters')
   .refine((s) => ADDRESS_RE.test(s), 'must be an email address like a@b.c')
 
 const personName = z.string().max(200).nullable()

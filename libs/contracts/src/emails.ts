@@ -61,10 +61,16 @@ const CONTROL_CHARS_ALL = new RegExp(CONTROL_CHARS_RE.source, 'gu')
 /** `s` without the characters CONTROL_CHARS_RE refuses (text stored or rendered before a check). */
 export const withoutControls = (s: string): string => s.replace(CONTROL_CHARS_ALL, '')
 
+/**
+ * An address is stored trimmed (and lower-cased, as a recipient), so its 320-character limit
+ * (RFC 5321's 64 + 1 + 255, as commonly rounded) applies to the trimmed value: spaces pasted
+ * around an address of valid length made it 400 before.
+ */
 const address = z
   .string()
-  .max(320)
-  .refine((s) => ADDRESS_RE.test(s.trim()), 'must be an email address like a@b.c')
+  .trim()
+  .max(320, 'must be at most 320 characters')
+  .refine((s) => ADDRESS_RE.test(s), 'must be an email address like a@b.c')
 /**
  * A sender or reply-to mailbox, wherever one is taken: a send's `from`/`replyTo`, a broadcast's
  * `from`, a project's `defaultFrom` (the last two become a send's `from` without passing its
@@ -73,7 +79,9 @@ const address = z
 export const mailboxString = (invalid = 'must be "Name <a@b.c>" or a@b.c') =>
   z
     .string()
-    .max(400)
+    // Stored trimmed, like an address: the limit is on what is kept (parseMailbox trims too).
+    .trim()
+    .max(400, 'must be at most 400 characters')
     .refine((s) => parseMailbox(s) !== null, invalid)
     // The display name is encoded in the header, but shown by mail clients, the dashboard and the
     // CLI: no reason for an escape sequence there, as in a subject.
@@ -239,8 +247,8 @@ export const SendQuery = BatchQuery
 
 export const ListEmailsQuery = pageQuery().extend({
   status: z.enum(EMAIL_STATUS_VALUES).optional(),
-  to: address.transform((s) => s.trim().toLowerCase()).optional(),
-  from: address.transform((s) => s.trim().toLowerCase()).optional(),
+  to: address.toLowerCase().optional(),
+  from: address.toLowerCase().optional(),
   q: z.string().min(1).max(200).refine(noNul, 'q cannot contain NUL characters').optional(),
   tag: z
     .string()

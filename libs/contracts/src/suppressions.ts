@@ -19,10 +19,13 @@ export const normalizeAddress = (address: string): string => address.trim().toLo
 // to hold any address the send path accepted.
 const ADDRESS_RE = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:".]+$/
 
+// Trimmed and lower-cased as normalizeAddress does, before the length check: the limit is on the
+// address as stored (spaces around one of valid length made it 400 before).
 export const SuppressionAddress = z
   .string()
-  .max(320)
-  .transform(normalizeAddress)
+  .trim()
+  .toLowerCase()
+  .max(320, 'must be at most 320 characters')
   .refine((a) => ADDRESS_RE.test(a), 'must be an email address')
 
 export const AddSuppressionBody = z.strictObject({
@@ -34,7 +37,7 @@ export type AddSuppressionBody = z.infer<typeof AddSuppressionBody>
 // `q` is trimmed and lower-cased like the addresses it searches: a pasted address with a space
 // or line break around it found nothing.
 export const SuppressionsQuery = pageQuery(200, 50).extend({
-  q: z.string().max(320).transform(normalizeAddress).optional(),
+  q: z.string().trim().toLowerCase().max(320).optional(),
 })
 
 export const SuppressionRecord = z.object({
