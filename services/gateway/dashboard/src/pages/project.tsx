@@ -11,6 +11,10 @@ import type { Project } from '../lib/types.js'
 import { useAction, useResource } from '../lib/use-resource.js'
 import { ApiKeys } from './project-keys.js'
 
+/**
+ * Mounted once per project page, not per version of the project: a switch (RPC, disable) changes
+ * the project under it, and remounting would throw away what the operator is typing here.
+ */
 function Settings({ project, onSaved }: { project: Project; onSaved: (p: Project) => void }) {
   const [name, setName] = useState(project.name)
   const [dailyLimit, setDailyLimit] = useState(String(project.dailyLimit))
@@ -22,6 +26,10 @@ function Settings({ project, onSaved }: { project: Project; onSaved: (p: Project
       dailyLimit: Number(dailyLimit),
       defaultFrom: defaultFrom || null,
     })
+    // The fields show what was stored (a name comes back trimmed).
+    setName(p.name)
+    setDailyLimit(String(p.dailyLimit))
+    setDefaultFrom(p.defaultFrom ?? '')
     notify('Project saved')
     onSaved(p)
   })
@@ -164,7 +172,7 @@ export function ProjectPage({ params }: { params: Record<string, string> }) {
                 />
               </Section>
               <Section title="Settings">
-                <Settings key={current.updatedAt} project={current} onSaved={onSaved} />
+                <Settings project={current} onSaved={onSaved} />
               </Section>
               <ApiKeys slug={slug} />
             </>

@@ -11,12 +11,21 @@ import { usePagedList } from '../lib/use-pages.js'
 import { useAction, useReloadOnChange, useResource } from '../lib/use-resource.js'
 import { EventPicker } from './webhooks.js'
 
+/**
+ * Mounted once per webhook page, not per version of the webhook: Enable/Disable changes the
+ * webhook under it, and remounting would throw away an endpoint URL or events being edited.
+ */
 function Edit({ slug, hook, onSaved }: { slug: string; hook: Webhook; onSaved: () => void }) {
   const [url, setUrl] = useState(hook.url)
   const [events, setEvents] = useState(hook.events)
   const notify = useNotify()
   const save = useAction(async () => {
-    await api.patch(paths.mirror(slug, `webhooks/${paths.enc(hook.id)}`), { url, events })
+    const saved = await api.patch<Webhook>(paths.mirror(slug, `webhooks/${paths.enc(hook.id)}`), {
+      url,
+      events,
+    })
+    setUrl(saved.url)
+    setEvents(saved.events)
     notify('Webhook saved')
     onSaved()
   })
@@ -232,7 +241,7 @@ export function WebhookPage({ params }: { params: Record<string, string> }) {
                     ['Created', formatDate(hook.createdAt)],
                   ]}
                 />
-                <Edit key={hook.updatedAt} slug={slug} hook={hook} onSaved={hooks.reload} />
+                <Edit slug={slug} hook={hook} onSaved={hooks.reload} />
               </Section>
               <Deliveries slug={slug} hook={hook} version={version} />
             </>

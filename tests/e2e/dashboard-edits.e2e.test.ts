@@ -1,0 +1,101 @@
+import { useTestEnv } from '@mailer/testing'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, createProject } from '../support/http.js'
+import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
+
+// What an operator typed or was shown stays right while other things happen on the page: a switch
+// flipped next to a half-edited form, a key revoked right after it was created, the first visit
+// before any session.
+const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' })
+const stack = new Stack(te)
+let browser: Awaited<ReturnType<typeof launchBrowser>>
+let page: Page
+let client: ReturnType<typeof api>
+const problems: string[] = []
+
+const SLUG = 'e2e-edits'
+
+beforeAll(async () => {
+  ensureDashboardBuilt()
+  await stack.startAll(['auth', 'email', 'webhook', 'gateway'])
+  client = api(stack.gatewayUrl)
+  await createProject(client, SLUG)
+  browser = await launchBrowser()
+  page = await browser.context.newPage()
+  watchProblems(page, problems)
+  await page.goto(`${stack.gatewayUrl}/dashboard/projects`)
+  await page.getByLabel('Admin key').fill(ADMIN_KEY)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { level: 1, name: 'Projects', exact: true }).waitFor()
+}, 240_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await stack.stopAll()
+}, 120_000)
+
+const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true })
+
+describe('the dashboard keeps what the operator typed and saw right', { timeout: 120_000 }, () => {
+  it("keeps a project's unsaved settings when RPC or the project is switched", async () => {
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}`)
+    const settings = page.getByRole('form', { name: 'Project settings' })
+    await settings.getByLabel('Name', { exact: true }).fill('Renamed, not saved yet')
+    await settings.getByLabel('Daily limit').fill('42')
+
+    const rpc = page.getByRole('switch')
+    await expect.poll(() => rpc.getAttribute('aria-checked')).toBe('true')
+    await rpc.click()
+    await expect.poll(() => rpc.getAttribute('aria-checked')).toBe('false')
+    await page.getByRole('button', { name: 'Disable project' }).click()
+    await page
+      .getByRole('dialog', { name: `Disable ${SLUG}?` })
+      .getByRole('button', { name: 'Disable project' })
+      .click()
+    await page.getByRole('button', { name: 'Enable project' }).waitFor()
+
+    expect(await settings.getByLabel('Name', { exact: true }).inputValue()).toBe('Renamed, not saved yet')
+    expect(await settings.getByLabel('Daily limit').inputValue()).toBe('42')
+
+    // Saving then stores them, and the fields show what was stored.
+    await settings.getByLabel('Name', { exact: true }).fill('  Edited  ')
+    await settings.getByRole('button', { name: 'Save changes' }).click()
+    await heading('Edited').waitFor()
+    expect(await settings.getByLabel('Name', { exact: true }).inputValue()).toBe('Edited')
+    const stored = await client.get(`/v1/admin/projects/${SLUG}`, client.admin)
+    expect(stored.body).toMatchObject({ name: 'Edited', dailyLimit: 42, rpcEnabled: false, disabled: true })
+    await client.patch(`/v1/admin/projects/${SLUG}`, client.admin, { disabled: false })
+  })
+
+  it("keeps a webhook's unsaved URL and events when it is disabled or enabled", async () => {
+    const hook = await client.post(`/v1/admin/projects/${SLUG}/webhooks`, client.admin, {
+      url: 'http://127.0.0.1:9/before',
+      events: ['*'],
+    })
+    expect(hook.status).toBe(201)
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/webhooks/${hook.body.id}`)
+    const edit = page.getByRole('form', { name: 'Edit webhook' })
+    await edit.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/after')
+    await edit.getByLabel('Every event (*)').uncheck()
+    await edit.getByLabel('email.bounced').check()
+
+    const toggle = page.getByRole('switch')
+    await toggle.click()
+    await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('false')
+    await toggle.click()
+    await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('true')
+
+    expect(await edit.getByLabel('Endpoint URL').inputValue()).toBe('http://127.0.0.1:9/after')
+    expect(await edit.getByLabel('email.bounced').isChecked()).toBe(true)
+    await edit.getByRole('button', { name: 'Save changes' }).click()
+    await page.getByText('Webhook saved').waitFor()
+    const list = await client.get(`/v1/admin/projects/${SLUG}/webhooks`, client.admin)
+    expect(list.body.data[0]).toMatchObject({ url: 'http://127.0.0.1:9/after', events: ['email.bounced'] })
+  })
+
+  it('shows no script error, CSP violation or dialog', () => {
+    expect(problems).toEqual([])
+  })
+})
