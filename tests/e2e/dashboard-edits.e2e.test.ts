@@ -95,6 +95,25 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     expect(list.body.data[0]).toMatchObject({ url: 'http://127.0.0.1:9/after', events: ['email.bounced'] })
   })
 
+  it('stops showing a new key once it is revoked', async () => {
+    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}`)
+    const form = page.getByRole('form', { name: 'Create an API key' })
+    await form.getByLabel('Key name').fill('Short-lived')
+    await form.getByRole('button', { name: 'Create key' }).click()
+    const secret = page.getByTestId('secret-value')
+    await secret.waitFor()
+    expect(await secret.textContent()).toMatch(/^fs_live_/)
+
+    const row = page.getByRole('row').filter({ hasText: 'Short-lived' })
+    await row.getByRole('button', { name: 'Revoke' }).click()
+    await page
+      .getByRole('dialog', { name: 'Revoke “Short-lived”?' })
+      .getByRole('button', { name: 'Revoke' })
+      .click()
+    await row.getByText('revoked', { exact: true }).waitFor()
+    expect(await secret.count()).toBe(0)
+  })
+
   it('shows no script error, CSP violation or dialog', () => {
     expect(problems).toEqual([])
   })

@@ -177,6 +177,8 @@ export function ApiKeys({ slug }: { slug: string }) {
                           }
                           onConfirm={async () => {
                             await api.del(`v1/admin/api-keys/${paths.enc(k.id)}`)
+                            // A revoked key's secret is of no use: no longer offered for copying.
+                            setCreated((c) => (c?.id === k.id ? undefined : c))
                             notify('Key revoked')
                             keys.reload()
                           }}
