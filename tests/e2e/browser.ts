@@ -145,8 +145,9 @@ export async function screenshotAllLooks(page: Page, name: string): Promise<void
 
 /**
  * Collects what must never happen on a dashboard page: script errors, dialogs, and console errors
- * (CSP violations are reported there). Failed requests the app handles (a 401 before sign-in) are
- * logged by Chromium as "Failed to load resource" and are not problems.
+ * (CSP violations are reported there). Failed requests the app handles (a wrong admin key, a
+ * refused form) are logged by Chromium as "Failed to load resource" and are not problems; the
+ * visit before sign-in makes none (dashboard-edits.e2e.test.ts checks every line there).
  */
 export function watchProblems(page: Page, problems: string[]): void {
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`))

@@ -25,10 +25,6 @@ beforeAll(async () => {
   browser = await launchBrowser()
   page = await browser.context.newPage()
   watchProblems(page, problems)
-  await page.goto(`${stack.gatewayUrl}/dashboard/projects`)
-  await page.getByLabel('Admin key').fill(ADMIN_KEY)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('heading', { level: 1, name: 'Projects', exact: true }).waitFor()
 }, 240_000)
 
 afterAll(async () => {
@@ -39,6 +35,28 @@ afterAll(async () => {
 const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true })
 
 describe('the dashboard keeps what the operator typed and saw right', { timeout: 120_000 }, () => {
+  it('opens on the sign-in form without a failed request in the console', async () => {
+    // Every console line, "Failed to load resource" included: the session check before sign-in
+    // is a request the page makes on every visit, so it must not fail.
+    const lines: string[] = []
+    const fresh = await browser.context.newPage()
+    fresh.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') lines.push(`${m.type()}: ${m.text()}`)
+    })
+    const check = fresh.waitForResponse((r) => new URL(r.url()).pathname === '/dashboard/api/session')
+    await fresh.goto(`${stack.gatewayUrl}/dashboard/projects`)
+    const status = (await check).status()
+    await fresh.getByLabel('Admin key').waitFor()
+    const before = [...lines]
+    // Signed in (for the tests below) before asserting, so they do not depend on this one.
+    await fresh.getByLabel('Admin key').fill(ADMIN_KEY)
+    await fresh.getByRole('button', { name: 'Sign in' }).click()
+    await fresh.getByRole('heading', { level: 1, name: 'Projects', exact: true }).waitFor()
+    expect(before).toEqual([])
+    expect(status).toBe(200)
+    await fresh.close()
+  })
+
   it("keeps a project's unsaved settings when RPC or the project is switched", async () => {
     await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}`)
     const settings = page.getByRole('form', { name: 'Project settings' })

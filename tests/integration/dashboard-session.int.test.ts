@@ -191,7 +191,12 @@ describe('the admin API behind the session', () => {
       expect(r.status).toBe(401)
       expect(r.body.error).toMatchObject({ type: 'authentication_error', code: 'invalid_session' })
     }
-    expect((await call('GET', '/dashboard/api/session')).body.error.code).toBe('invalid_session')
+    // The session check itself answers "not signed in" without an error status (no red line
+    // in the browser console of every operator who opens the dashboard).
+    for (const cookie of [undefined, 'mailer_session=v1.AAAAAAAAAAAAAAAAAAAAAAAA.9999999999.forged']) {
+      const r = await call('GET', '/dashboard/api/session', cookie ? { headers: { cookie } } : {})
+      expect([r.status, r.body]).toEqual([200, { signedIn: false }])
+    }
   })
 
   it('reads with the cookie alone; writes need the CSRF header, its cookie and the same origin', async () => {
@@ -280,7 +285,10 @@ describe('the admin API behind the session', () => {
 
   it('sign-out ends the session at once, even for a copy of the cookie', async () => {
     const { cookie, csrf } = await signIn()
-    expect((await call('GET', '/dashboard/api/session', { headers: { cookie } })).status).toBe(200)
+    expect((await call('GET', '/dashboard/api/session', { headers: { cookie } })).body).toMatchObject({
+      signedIn: true,
+      csrfToken: csrf,
+    })
     const refused = await call('DELETE', '/dashboard/api/session', { headers: { cookie, origin } })
     expect(refused.status).toBe(403) // a foreign page cannot sign the operator out
     const out = await call('DELETE', '/dashboard/api/session', {
@@ -292,5 +300,8 @@ describe('the admin API behind the session', () => {
     const after = await call('GET', '/dashboard/api/v1/admin/projects', { headers: { cookie } })
     expect(after.status).toBe(401)
     expect(after.body.error.code).toBe('invalid_session')
+    expect((await call('GET', '/dashboard/api/session', { headers: { cookie } })).body).toEqual({
+      signedIn: false,
+    })
   })
 })

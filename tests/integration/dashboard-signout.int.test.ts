@@ -119,10 +119,10 @@ describe('a dashboard sign-out', () => {
       expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('service_unavailable')
       expect(refused.headers.getSetCookie()).toEqual([])
       // Not signed out anywhere: no replica would know it after a restart.
-      for (const base of [replica.url, stack.gatewayUrl])
-        expect((await fetch(`${base}/dashboard/api/session`, { headers: { cookie: s.cookie } })).status).toBe(
-          200,
-        )
+      for (const base of [replica.url, stack.gatewayUrl]) {
+        const res = await fetch(`${base}/dashboard/api/session`, { headers: { cookie: s.cookie } })
+        expect(await res.json()).toMatchObject({ signedIn: true })
+      }
 
       pgProxy.restore()
       await signOut(replica.url, s)
@@ -152,7 +152,11 @@ describe('a dashboard sign-out', () => {
       expect(early.status).toBe(503)
       expect(((await early.json()) as { error: { code: string } }).error.code).toBe('service_unavailable')
       pgProxy.restore()
-      await waitFor(async () => (await session()).status === 200 || null, {
+      const signedIn = async () => {
+        const res = await session()
+        return res.status === 200 && ((await res.json()) as { signedIn: boolean }).signedIn
+      }
+      await waitFor(async () => (await signedIn()) || null, {
         what: 'the sign-outs read once PostgreSQL answers',
       })
     } finally {

@@ -2,9 +2,9 @@ import { useEffect, useState } from 'react'
 import { NoticeProvider } from './components/notices.js'
 import { Loading } from './components/states.js'
 import { Layout } from './layout.js'
-import { ApiError, api, setCsrfToken, setSignedOutHandler } from './lib/api.js'
+import { api, setCsrfToken, setSignedOutHandler } from './lib/api.js'
 import { ProjectsProvider } from './lib/projects.js'
-import type { SessionInfo } from './lib/types.js'
+import type { SessionCheck, SessionInfo } from './lib/types.js'
 import { SignIn, SignInAgain } from './pages/sign-in.js'
 import { Routes } from './routes.js'
 
@@ -20,14 +20,16 @@ export function App() {
 
   useEffect(() => {
     setSignedOutHandler(() => setState((s) => (s.kind === 'signed-in' ? { ...s, expired: true } : s)))
-    api.get<SessionInfo>('session').then(
+    api.get<SessionCheck>('session').then(
       (session) => {
+        if (!session.signedIn) return setState({ kind: 'signed-out' })
         setCsrfToken(session.csrfToken)
         setState({ kind: 'signed-in', session })
       },
       (e) => {
-        // Not signed in is the normal case here; anything else still leads to the form.
-        if (!(e instanceof ApiError) || e.code !== 'invalid_session') console.warn('session check failed', e)
+        // The gateway could not say (unreachable, sign-outs loading): the form, where signing in
+        // shows the error if it persists.
+        console.warn('session check failed', e)
         setState({ kind: 'signed-out' })
       },
     )

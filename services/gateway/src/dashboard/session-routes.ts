@@ -15,6 +15,7 @@ import type { Session } from './session.js'
 const SignInBody = z.strictObject({ key: z.string().trim().min(1).max(4096) })
 
 const sessionBody = (auth: DashboardAuth, s: Session) => ({
+  signedIn: true as const,
   expiresAt: new Date(s.expiresAt * 1000).toISOString(),
   csrfToken: auth.signer!.csrfToken(s),
 })
@@ -65,11 +66,13 @@ export function sessionRouter(deps: {
     }
   })
 
+  // Asked by every page load before sign-in, so "not signed in" is an answer, not an error: a
+  // 401 here put a red "Failed to load resource" line in the browser console of every operator
+  // who opens the dashboard. The admin API behind the session still answers 401 invalid_session.
   router.get('/dashboard/api/session', (req: Request, res: Response) => {
     try {
       const s = auth.current(req)
-      if (!s) throw new MailerError('invalid_session', 'Not signed in')
-      res.set('Cache-Control', 'no-store').json(sessionBody(auth, s))
+      res.set('Cache-Control', 'no-store').json(s ? sessionBody(auth, s) : { signedIn: false })
     } catch (err) {
       sendError(res, err, logger, req.requestId)
     }

@@ -1,4 +1,5 @@
 import { ROOT_URL } from './router.js'
+import type { SessionCheck } from './types.js'
 
 /** An API error in the contract's shape (or `unexpected_response` for anything else). */
 export class ApiError extends Error {
@@ -44,7 +45,8 @@ function apiUrl(path: string, query?: Query): URL {
  */
 async function refreshCsrfToken(): Promise<boolean> {
   try {
-    const { csrfToken: current } = await request<{ csrfToken: string }>('GET', 'session')
+    const state = await request<SessionCheck>('GET', 'session')
+    const current = state.signedIn ? state.csrfToken : ''
     if (!current || current === csrfToken) return false
     csrfToken = current
     return true

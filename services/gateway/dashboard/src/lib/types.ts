@@ -39,8 +39,12 @@ export type {
   WebhookWithSecret,
 } from '@mailer/client-types/webhooks.js'
 
-/** GET/POST /dashboard/api/session. */
+/** POST /dashboard/api/session, and GET when signed in. */
 export interface SessionInfo {
+  signedIn: true
   expiresAt: string
   csrfToken: string
 }
+
+/** GET /dashboard/api/session: 200 either way (no session is not an error there). */
+export type SessionCheck = SessionInfo | { signedIn: false }
