@@ -1,3 +1,5 @@
+import { start } from '@mailer/gateway/app'
+import { loadEnv } from '@mailer/gateway/env'
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureDashboardBuilt } from '../e2e/browser.js'
@@ -142,6 +144,49 @@ describe('sign-in', () => {
     })
     expect(https.status).toBe(200)
     expect(https.cookies.every((c) => /; Secure/.test(c))).toBe(true)
+  })
+
+  it('makes the cookies Secure always or never as DASHBOARD_COOKIE_SECURE says', async () => {
+    // `true`: TLS ended at a balancer that sends no X-Forwarded-Proto, so the gateway sees http.
+    // `false`: never, even when the proxy says https.
+    const cases: [string, Record<string, string>, boolean][] = [
+      ['true', {}, true],
+      ['false', { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'ops.example.com' }, false],
+    ]
+    for (const [i, [setting, extra, secure]] of cases.entries()) {
+      const gateway = await start(loadEnv(stack.env({ DASHBOARD_COOKIE_SECURE: setting })))
+      try {
+        const from = extra['x-forwarded-host'] ? 'https://ops.example.com' : new URL(gateway.url).origin
+        const headers = { ...extra, origin: from, 'x-forwarded-for': `10.0.3.${i + 1}` }
+        const post = await fetch(`${gateway.url}/dashboard/api/session`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ key: ADMIN_KEY }),
+        })
+        expect(post.status, setting).toBe(200)
+        const csrf = ((await post.json()) as { csrfToken: string }).csrfToken
+        const set = post.headers.getSetCookie()
+        expect(set.length, setting).toBe(2)
+        expect(
+          set.map((c) => /; Secure/.test(c)),
+          setting,
+        ).toEqual([secure, secure])
+        // Signing out clears them with the same flag (a browser ignores a non-Secure clear of a
+        // Secure cookie).
+        const cookie = set.map((c) => c.split(';')[0]).join('; ')
+        const out = await fetch(`${gateway.url}/dashboard/api/session`, {
+          method: 'DELETE',
+          headers: { ...headers, cookie, 'x-csrf-token': csrf },
+        })
+        expect(out.status, setting).toBe(200)
+        expect(
+          out.headers.getSetCookie().map((c) => /; Secure/.test(c)),
+          setting,
+        ).toEqual([secure, secure])
+      } finally {
+        await gateway.stop()
+      }
+    }
   })
 
   it('slows down guessing: after 10 wrong keys from one address, 429 rate_limited even for the right key', async () => {

@@ -49,6 +49,19 @@ export const gatewayEnv = baseEnv
     /** How long a dashboard sign-in lasts. */
     DASHBOARD_SESSION_HOURS: envInt(8, 1, 168),
     /**
+     * The dashboard cookies' `Secure` flag. `auto`: when the browser came over https as the gateway
+     * can tell (its own TLS, or X-Forwarded-Proto from a trusted proxy). `true` (yes, 1): always,
+     * for TLS that ends before a proxy which sends no X-Forwarded-Proto, or with TRUST_PROXY=0,
+     * where `auto` would send the session cookie without it. `false` (no, 0): never.
+     */
+    DASHBOARD_COOKIE_SECURE: z
+      .string()
+      .default('auto')
+      .transform(
+        (v) => ({ yes: 'true', '1': 'true', no: 'false', '0': 'false' })[v.toLowerCase()] ?? v.toLowerCase(),
+      )
+      .pipe(z.enum(['auto', 'true', 'false'], 'must be auto, true or false')),
+    /**
      * Extra origins (comma-separated, `https://ops.example.com`) allowed to make dashboard writes,
      * for an ingress that rewrites Host without sending X-Forwarded-Host.
      */

@@ -11,6 +11,8 @@ export interface DashboardAuthOptions {
   adminKey: string | undefined
   sessionHours: number
   allowedOrigins: readonly string[]
+  /** DASHBOARD_COOKIE_SECURE: `auto` follows the request's protocol (env.ts). */
+  cookieSecure?: 'auto' | 'true' | 'false'
 }
 
 /**
@@ -76,36 +78,38 @@ export class DashboardAuth {
   }
 
   /**
+   * `Secure` whenever the browser came over https (X-Forwarded-Proto when proxies are trusted), or
+   * always / never as DASHBOARD_COOKIE_SECURE says: TLS that ends before a proxy that sends no
+   * X-Forwarded-Proto looks like plain http here, and the cookie must still be kept off http.
+   */
+  private secure(req: Request): boolean {
+    const setting = this.opts.cookieSecure ?? 'auto'
+    return setting === 'auto' ? req.secure : setting === 'true'
+  }
+
+  /**
    * Sets both cookies. No `Path` (express would default it to `/`): the browser scopes them to the
    * directory of the sign-in URL (`…/dashboard/api`), so they go to the dashboard API only,
-   * whatever prefix an ingress adds. `Secure` whenever the browser came over https
-   * (X-Forwarded-Proto when proxies are trusted).
+   * whatever prefix an ingress adds.
    */
   setCookies(req: Request, res: Response, session: Session, cookie: string): void {
     const maxAge = this.ttlSeconds
-    res.append(
-      'Set-Cookie',
-      cookieHeader(SESSION_COOKIE, cookie, { maxAge, secure: req.secure, httpOnly: true }),
-    )
+    const secure = this.secure(req)
+    res.append('Set-Cookie', cookieHeader(SESSION_COOKIE, cookie, { maxAge, secure, httpOnly: true }))
     res.append(
       'Set-Cookie',
       cookieHeader(CSRF_COOKIE, this.signer!.csrfToken(session), {
         maxAge,
-        secure: req.secure,
+        secure,
         httpOnly: false,
       }),
     )
   }
 
   clearCookies(req: Request, res: Response): void {
-    res.append(
-      'Set-Cookie',
-      cookieHeader(SESSION_COOKIE, '', { maxAge: 0, secure: req.secure, httpOnly: true }),
-    )
-    res.append(
-      'Set-Cookie',
-      cookieHeader(CSRF_COOKIE, '', { maxAge: 0, secure: req.secure, httpOnly: false }),
-    )
+    const secure = this.secure(req)
+    res.append('Set-Cookie', cookieHeader(SESSION_COOKIE, '', { maxAge: 0, secure, httpOnly: true }))
+    res.append('Set-Cookie', cookieHeader(CSRF_COOKIE, '', { maxAge: 0, secure, httpOnly: false }))
   }
 }
 

@@ -36,6 +36,7 @@ export async function dashboardRouter(deps: DashboardDeps): Promise<Router> {
   const dashboard = new DashboardAuth({
     adminKey: env.ADMIN_API_KEY,
     sessionHours: env.DASHBOARD_SESSION_HOURS,
+    cookieSecure: env.DASHBOARD_COOKIE_SECURE,
     allowedOrigins: env.DASHBOARD_ALLOWED_ORIGINS,
   })
   const dir = findDashboardDir(env.DASHBOARD_DIR)
