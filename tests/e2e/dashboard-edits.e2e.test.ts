@@ -1,7 +1,8 @@
 import { useTestEnv } from '@mailer/testing'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
+import { email, projectWithDomain } from '../support/emails.js'
+import { api } from '../support/http.js'
 import { ADMIN_KEY, Stack } from '../support/stack.js'
 import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
 
@@ -13,6 +14,7 @@ const stack = new Stack(te)
 let browser: Awaited<ReturnType<typeof launchBrowser>>
 let page: Page
 let client: ReturnType<typeof api>
+let shop: Awaited<ReturnType<typeof projectWithDomain>>
 const problems: string[] = []
 
 const SLUG = 'e2e-edits'
@@ -21,7 +23,7 @@ beforeAll(async () => {
   ensureDashboardBuilt()
   await stack.startAll(['auth', 'email', 'webhook', 'gateway'])
   client = api(stack.gatewayUrl)
-  await createProject(client, SLUG)
+  shop = await projectWithDomain(client, SLUG)
   browser = await launchBrowser()
   page = await browser.context.newPage()
   watchProblems(page, problems)
@@ -33,6 +35,18 @@ afterAll(async () => {
 }, 120_000)
 
 const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true })
+
+/** Opens a dashboard page, signing in first when this browser has no session yet (a test run alone). */
+async function open(path: string): Promise<void> {
+  await page.goto(`${stack.gatewayUrl}/dashboard/${path}`)
+  const key = page.getByLabel('Admin key')
+  await key.or(page.locator('#page-title')).first().waitFor()
+  if (await key.isVisible()) {
+    await key.fill(ADMIN_KEY)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.locator('#page-title').waitFor()
+  }
+}
 
 describe('the dashboard keeps what the operator typed and saw right', { timeout: 120_000 }, () => {
   it('opens on the sign-in form without a failed request in the console', async () => {
@@ -58,7 +72,7 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
   })
 
   it("keeps a project's unsaved settings when RPC or the project is switched", async () => {
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}`)
+    await open(`projects/${SLUG}`)
     const settings = page.getByRole('form', { name: 'Project settings' })
     await settings.getByLabel('Name', { exact: true }).fill('Renamed, not saved yet')
     await settings.getByLabel('Daily limit').fill('42')
@@ -93,7 +107,7 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
       events: ['*'],
     })
     expect(hook.status).toBe(201)
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/webhooks/${hook.body.id}`)
+    await open(`projects/${SLUG}/webhooks/${hook.body.id}`)
     const edit = page.getByRole('form', { name: 'Edit webhook' })
     await edit.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/after')
     await edit.getByLabel('Every event (*)').uncheck()
@@ -114,7 +128,7 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
   })
 
   it('stops showing a new key once it is revoked', async () => {
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}`)
+    await open(`projects/${SLUG}`)
     const form = page.getByRole('form', { name: 'Create an API key' })
     await form.getByLabel('Key name').fill('Short-lived')
     await form.getByRole('button', { name: 'Create key' }).click()
@@ -130,6 +144,23 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
       .click()
     await row.getByText('revoked', { exact: true }).waitFor()
     expect(await secret.count()).toBe(0)
+  })
+
+  it('offers Cancel and Reschedule on an email opened by its id alone (no ?project=)', async () => {
+    const later = new Date(Date.now() + 86_400_000).toISOString()
+    const sent = await client.post('/v1/emails', shop.live, email(shop.from, { scheduledAt: later }))
+    expect(sent.status).toBe(202)
+    await open(`emails/${sent.body.id}`)
+    await page.getByText('scheduled', { exact: true }).first().waitFor()
+    await page.getByRole('form', { name: 'Reschedule' }).waitFor()
+    await page.getByRole('button', { name: 'Cancel email' }).click()
+    await page
+      .getByRole('dialog', { name: 'Cancel this email?' })
+      .getByRole('button', { name: 'Cancel email' })
+      .click()
+    await page.getByText('Email canceled').waitFor()
+    const stored = await client.get(`/v1/emails/${sent.body.id}`, shop.live)
+    expect(stored.body.status).toBe('canceled')
   })
 
   it('shows no script error, CSP violation or dialog', () => {

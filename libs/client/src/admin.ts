@@ -21,9 +21,9 @@ import type {
 } from './types/admin.js'
 import type { DataList, Page } from './types/common.js'
 import type {
+  AdminEmail,
   AdminEmailSummary,
   AdminListEmailsQuery,
-  Email,
   EmailContent,
   SendResult,
 } from './types/emails.js'
@@ -118,7 +118,7 @@ export class AdminClient {
       this.s.call('admin.emails.list', undefined, { ...opts, query: { ...query } }),
     iterate: (query: AdminListEmailsQuery = {}, opts?: RequestOptions): AsyncGenerator<AdminEmailSummary> =>
       paginate((q, o) => this.emails.list(q, o), query, opts),
-    get: (emailId: string, opts?: RequestOptions): Promise<Email> =>
+    get: (emailId: string, opts?: RequestOptions): Promise<AdminEmail> =>
       this.s.call('admin.emails.get', { id: emailId }, opts),
     content: (emailId: string, opts?: RequestOptions): Promise<EmailContent> =>
       this.s.call('admin.emails.content', { id: emailId }, opts),

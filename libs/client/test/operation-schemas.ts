@@ -96,7 +96,7 @@ export const OPERATION_SCHEMAS = {
     response: C.AdminEmailSummaryRecord,
     list: 'page',
   },
-  'admin.emails.get': { response: C.EmailRecord },
+  'admin.emails.get': { response: C.AdminEmailRecord },
   'admin.emails.content': { response: C.EmailContentRecord },
   'admin.emails.resend': { response: C.SendResult },
   'admin.events.list': { query: C.AdminEventsQuery, response: C.AdminEventRecord, list: 'page' },

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ADDRESS_RE, EmailSummaryRecord, ListEmailsQuery } from './emails.js'
+import { ADDRESS_RE, EmailRecord, EmailSummaryRecord, ListEmailsQuery } from './emails.js'
 import { SLUG_RE } from './projects.js'
 
 /** `GET /v1/admin/emails`: the project list's query, plus an optional project slug. */
@@ -11,6 +11,14 @@ export type AdminListEmailsQuery = z.infer<typeof AdminListEmailsQuery>
 /** An item of the admin email list: the project list's item plus the project it belongs to. */
 export const AdminEmailSummaryRecord = EmailSummaryRecord.extend({ projectId: z.string() })
 export type AdminEmailSummaryRecord = z.infer<typeof AdminEmailSummaryRecord>
+
+/**
+ * `GET /v1/admin/emails/:id`: the project route's email plus the project it belongs to, so that
+ * whoever opened it by id alone (the dashboard's email page) can cancel or reschedule it through
+ * that project's routes.
+ */
+export const AdminEmailRecord = EmailRecord.extend({ projectId: z.string() })
+export type AdminEmailRecord = z.infer<typeof AdminEmailRecord>
 
 const statusCounts = z.record(z.string(), z.number().int().min(0))
 

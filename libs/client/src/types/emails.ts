@@ -127,6 +127,11 @@ export interface AdminEmailSummary extends EmailSummary {
   projectId: string
 }
 
+/** `admin.emails.get`: the email plus the project it belongs to. */
+export interface AdminEmail extends Email {
+  projectId: string
+}
+
 /** `emails.get`: the summary plus recipients and the timeline (oldest first). */
 export interface Email extends EmailSummary {
   recipients: EmailRecipient[]

@@ -1,10 +1,11 @@
 import {
+  AdminEmailRecord,
   AdminEmailSummaryRecord,
   AdminListEmailsQuery,
   DevEventBody,
   ProjectStatsRecord,
 } from '../admin-emails.js'
-import { EmailContentRecord, EmailRecord, SendResult } from '../emails.js'
+import { EmailContentRecord, SendResult } from '../emails.js'
 import { EventPayload } from '../events.js'
 import { route } from './define.js'
 
@@ -25,8 +26,8 @@ export const adminEmailRoutes = [
     path: '/v1/admin/emails/:id',
     subject: 'api.email.emails.admin-get',
     auth: 'admin',
-    summary: 'Retrieve an email of any project (same shape as GET /v1/emails/:id)',
-    response: EmailRecord,
+    summary: 'Retrieve an email of any project (the shape of GET /v1/emails/:id plus projectId)',
+    response: AdminEmailRecord,
   }),
   route({
     method: 'GET',

@@ -33,7 +33,7 @@ export function serveAdminEmails(ctx: EmailContext): void {
 
     'api.email.emails.admin-get': async ({ params }) => {
       const { email, events } = await store.get(null, params.id ?? '')
-      return toEmailRecord(email, email.recipients, events)
+      return { ...toEmailRecord(email, email.recipients, events), projectId: email.projectId }
     },
 
     'api.email.emails.admin-content': async ({ params }) =>

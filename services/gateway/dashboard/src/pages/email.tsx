@@ -5,6 +5,7 @@ import { AsyncView } from '../components/states.js'
 import { Badge, Details, Page, Section, Table, Tags } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { formatDate, formatMs } from '../lib/format.js'
+import { useProjects } from '../lib/projects.js'
 import { Link, navigate, useLocation, withQuery } from '../lib/router.js'
 import type { Email, SendResult } from '../lib/types.js'
 import { useResource } from '../lib/use-resource.js'
@@ -15,15 +16,22 @@ const ACTIVE = new Set(['queued', 'scheduled', 'sending', 'sent', 'deferred'])
 
 export function EmailPage({ params }: { params: Record<string, string> }) {
   const id = params.id!
-  const project = useLocation().query.get('project')
+  const given = useLocation().query.get('project')
+  const projects = useProjects()
   const notify = useNotify()
   // While the email is still on its way, poll so the timeline fills in by itself.
   const [polling, setPolling] = useState(true)
+  // Without ?project= (a link pasted from elsewhere, the CLI) the email is read through the admin
+  // route, which names its project: then cancel and reschedule, which go through the project's
+  // routes, are offered all the same.
   const email = useResource(
-    () => api.get<Email>(paths.email(id, project)),
-    [id, project],
+    () => api.get<Email & { projectId?: string }>(paths.email(id, given)),
+    [id, given],
     polling ? 3000 : undefined,
   )
+  const projectId = email.data?.projectId
+  const project =
+    given ?? (projectId ? (projects.data?.data.find((p) => p.id === projectId)?.slug ?? null) : null)
   const status = email.data?.status
   const live = status !== undefined && ACTIVE.has(status)
   useEffect(() => {
@@ -132,7 +140,7 @@ export function EmailPage({ params }: { params: Record<string, string> }) {
             <Section title="Timeline">
               <Timeline events={e.events} />
             </Section>
-            <EmailContentView id={id} project={project} />
+            <EmailContentView id={id} project={given} />
           </>
         )}
       </AsyncView>
