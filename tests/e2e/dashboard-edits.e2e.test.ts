@@ -1,6 +1,7 @@
 import { useTestEnv } from '@mailer/testing'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
 import { api } from '../support/http.js'
 import { ADMIN_KEY, Stack } from '../support/stack.js'
@@ -161,6 +162,19 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     await page.getByText('Email canceled').waitFor()
     const stored = await client.get(`/v1/emails/${sent.body.id}`, shop.live)
     expect(stored.body.status).toBe('canceled')
+  })
+
+  it("says an old email's content is no longer stored, not that something went wrong", async () => {
+    const sent = await client.post('/v1/emails', shop.live, email(shop.from, { subject: 'Old one' }))
+    expect(sent.status).toBe(202)
+    await sql(te, `UPDATE email_contents SET expires_at = now() - interval '1 day' WHERE email_id = $1`, [
+      sent.body.id,
+    ])
+    await open(`emails/${sent.body.id}`)
+    const content = page.getByRole('region', { name: 'Content' })
+    await content.getByText('no longer stored').waitFor()
+    expect(await content.getByRole('alert').count()).toBe(0)
+    expect(await content.getByRole('button', { name: 'Try again' }).count()).toBe(0)
   })
 
   it('shows no script error, CSP violation or dialog', () => {

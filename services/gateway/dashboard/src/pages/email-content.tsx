@@ -2,7 +2,7 @@ import { type KeyboardEvent, useId, useState } from 'react'
 import { EmailPreview } from '../components/preview.js'
 import { AsyncView, Empty } from '../components/states.js'
 import { Section, Table } from '../components/ui.js'
-import { api, paths } from '../lib/api.js'
+import { ApiError, api, paths } from '../lib/api.js'
 import { formatBytes } from '../lib/format.js'
 import type { EmailContent } from '../lib/types.js'
 import { useResource } from '../lib/use-resource.js'
@@ -103,6 +103,18 @@ export function EmailContentView({ id, project }: { id: string; project: string 
   )
   const [tab, setTab] = useState<Tab>('Preview')
   const idBase = useId()
+  // Content is kept CONTENT_RETENTION_DAYS, the email itself longer: for every older email the
+  // API says content_expired, which is how things are, not an error to retry.
+  const expired = content.error instanceof ApiError && content.error.code === 'content_expired'
+  if (expired && !content.data)
+    return (
+      <Section title="Content">
+        <Empty>
+          Its content is no longer stored: Mailer keeps the content of an email for CONTENT_RETENTION_DAYS
+          days (30 unless the operator changed it), and the email's record and timeline longer.
+        </Empty>
+      </Section>
+    )
   return (
     <Section title="Content">
       <AsyncView resource={content} what="content" isEmpty={() => false}>
