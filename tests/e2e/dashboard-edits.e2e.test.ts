@@ -7,9 +7,10 @@ import { api } from '../support/http.js'
 import { ADMIN_KEY, Stack } from '../support/stack.js'
 import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
 
-// What an operator typed or was shown stays right while other things happen on the page: a switch
-// flipped next to a half-edited form, a key revoked right after it was created, the first visit
-// before any session.
+// What an operator typed or was shown stays right while other things happen on the page (a switch
+// flipped next to a half-edited form, a key revoked right after it was created), the first visit
+// before any session is clean, and pages say what to do rather than fail: an email opened by id
+// alone, an old email's content gone, a broadcast with no audience yet.
 const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' })
 const stack = new Stack(te)
 let browser: Awaited<ReturnType<typeof launchBrowser>>
@@ -22,7 +23,7 @@ const SLUG = 'e2e-edits'
 
 beforeAll(async () => {
   ensureDashboardBuilt()
-  await stack.startAll(['auth', 'email', 'webhook', 'gateway'])
+  await stack.startAll(['auth', 'email', 'webhook', 'broadcast', 'gateway'])
   client = api(stack.gatewayUrl)
   shop = await projectWithDomain(client, SLUG)
   browser = await launchBrowser()
@@ -175,6 +176,15 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     await content.getByText('no longer stored').waitFor()
     expect(await content.getByRole('alert').count()).toBe(0)
     expect(await content.getByRole('button', { name: 'Try again' }).count()).toBe(0)
+  })
+
+  it('says where to go when a broadcast has no audience to go to', async () => {
+    await open(`projects/${SLUG}/broadcasts`)
+    await page.getByRole('button', { name: 'New broadcast' }).click()
+    const form = page.getByRole('form', { name: 'Create a broadcast draft' })
+    await form.getByRole('status').filter({ hasText: 'has none yet' }).waitFor()
+    await form.getByRole('link', { name: 'create an audience' }).click()
+    await heading('Audiences').waitFor()
   })
 
   it('shows no script error, CSP violation or dialog', () => {

@@ -9,7 +9,16 @@ import { useAllPages, usePagedList } from '../lib/use-pages.js'
 import { useAction } from '../lib/use-resource.js'
 import { Progress } from './broadcast.js'
 
-function CreateBroadcast({ slug, audiences }: { slug: string; audiences: Audience[] }) {
+function CreateBroadcast({
+  slug,
+  audiences,
+  audiencesRead,
+}: {
+  slug: string
+  audiences: Audience[]
+  /** The audiences were read (none is then really none, not "not loaded yet"). */
+  audiencesRead: boolean
+}) {
   const [f, setF] = useState({
     name: '',
     audienceId: '',
@@ -45,6 +54,14 @@ function CreateBroadcast({ slug, audiences }: { slug: string; audiences: Audienc
           )}
         </Field>
       </div>
+      {audiencesRead && audiences.length === 0 && (
+        // Without this the only choice is "Choose an audience" and the form cannot be sent.
+        <p className="notice-inline" role="status">
+          A broadcast goes to an audience, and {slug} has none yet:{' '}
+          <Link to={`projects/${encodeURIComponent(slug)}/audiences`}>create an audience</Link>, then add
+          contacts to it.
+        </p>
+      )}
       <Field label="From">
         {(id) => (
           <input
@@ -116,7 +133,12 @@ export function BroadcastsPage({ params }: { params: Record<string, string> }) {
     >
       {creating && (
         <Section title="New broadcast">
-          <CreateBroadcast slug={slug} audiences={audiences.data?.data ?? []} />
+          <CreateBroadcast
+            slug={slug}
+            audiences={audiences.data?.data ?? []}
+            audiencesRead={audiences.data !== undefined}
+          />
+          {audiences.error && <FormError error={audiences.error} />}
         </Section>
       )}
       <Section title="Broadcasts">
