@@ -1,7 +1,7 @@
-import { type BaseEnv, ConfigError, natsTls, parseNatsUrl } from '@mailer/config'
+import { type BaseEnv, ConfigError, natsTls, parseNatsUrl, SHUTDOWN_RESERVE_SECONDS } from '@mailer/config'
 import { createDb, type Db } from '@mailer/db'
 import { createLogger, type Logger, Metrics, type OpsServer, startOpsServer } from '@mailer/observability'
-import { closeWithin } from './bounded-close.js'
+import { closeWithin, DB_CLOSE_TIMEOUT_MS } from './bounded-close.js'
 import { Bus } from './bus.js'
 import { DependencyWatch } from './dependency-gauges.js'
 
@@ -24,7 +24,8 @@ export interface Runtime<E extends BaseEnv = BaseEnv> {
   onStop(step: () => Promise<void> | void): void
   /**
    * Drain: readiness goes red, request handlers stop taking work and finish what they hold, the
-   * registered steps run, NATS drains, connections close.
+   * registered steps run, NATS drains, connections close. Ends within SHUTDOWN_TIMEOUT_SECONDS
+   * (shutdownPlan): what has not finished by the drain's deadline is cut off.
    */
   stop(): Promise<void>
   /** Crash simulation for tests: close connections without draining. */
@@ -34,6 +35,20 @@ export interface Runtime<E extends BaseEnv = BaseEnv> {
    * gauges share): an endpoint reporting the database never waits on a hung one.
    */
   checkDb(): Promise<boolean>
+}
+
+/**
+ * How a shutdown spends SHUTDOWN_TIMEOUT_SECONDS: the drain may take all but a reserve (3 s, or a
+ * quarter of a shorter timeout), kept for cutting off what has not finished (NATS closed, so
+ * JetStream redelivers the messages in hand) and closing the database before onShutdown's exit
+ * timer, set to the same SHUTDOWN_TIMEOUT_SECONDS, ends the process with 1. The drain's deadline
+ * used to be that timer's: the timer fired first, and the process exited 1 without closing NATS,
+ * whatever was in flight left for the ack wait. `closeByMs`: the database's close ends by then.
+ */
+export function shutdownPlan(timeoutSeconds: number): { drainMs: number; closeByMs: number } {
+  const totalMs = timeoutSeconds * 1000
+  const reserveMs = Math.min(SHUTDOWN_RESERVE_SECONDS * 1000, totalMs / 4)
+  return { drainMs: totalMs - reserveMs, closeByMs: totalMs - reserveMs / 3 }
 }
 
 export async function startRuntime<E extends BaseEnv>(
@@ -123,6 +138,8 @@ export async function startRuntime<E extends BaseEnv>(
     async stop() {
       if (stopped) return
       stopped = true
+      const began = Date.now()
+      const plan = shutdownPlan(env.SHUTDOWN_TIMEOUT_SECONDS)
       // The drain closes NATS on purpose: the dependency gauges keep what they last saw.
       deps.stop()
       ops.markDraining()
@@ -141,17 +158,15 @@ export async function startRuntime<E extends BaseEnv>(
       // unacked work, and state is in PostgreSQL), so a stuck handler never blocks a shutdown.
       let timer: NodeJS.Timeout | undefined
       const deadline = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), env.SHUTDOWN_TIMEOUT_SECONDS * 1000)
+        timer = setTimeout(() => resolve('timeout'), plan.drainMs)
       })
       if ((await Promise.race([drain.then(() => 'drained' as const), deadline])) === 'timeout') {
-        logger.error(
-          { seconds: env.SHUTDOWN_TIMEOUT_SECONDS },
-          'drain did not finish in time; closing connections',
-        )
+        logger.error({ seconds: plan.drainMs / 1000 }, 'drain did not finish in time; closing connections')
         await connected.close().catch(() => undefined)
       }
       clearTimeout(timer)
-      await closeWithin('prisma', () => db.$disconnect(), logger)
+      const closeMs = Math.max(0, Math.min(DB_CLOSE_TIMEOUT_MS, began + plan.closeByMs - Date.now()))
+      await closeWithin('prisma', () => db.$disconnect(), logger, closeMs)
       await ops.close()
     },
     async kill() {

@@ -53,10 +53,19 @@ export const baseEnv = z.object({
     .optional(),
   ...natsTlsEnvFields,
   METRICS_PORT: envInt(9464, 0, 65535),
-  /** Seconds a shutdown may take to drain before the process exits anyway. */
+  /**
+   * Seconds a shutdown may take before the process exits anyway; the drain's deadline comes
+   * SHUTDOWN_RESERVE_SECONDS earlier, so that what it cuts off is closed within it.
+   */
   SHUTDOWN_TIMEOUT_SECONDS: envInt(25, 1, 600),
 })
 export type BaseEnv = z.infer<typeof baseEnv>
+
+/**
+ * Of SHUTDOWN_TIMEOUT_SECONDS, what is kept after the drain's deadline (at most a quarter of it)
+ * to close NATS and the database before the process exits (libs/bus shutdownPlan).
+ */
+export const SHUTDOWN_RESERVE_SECONDS = 3
 
 export class ConfigError extends Error {
   constructor(
