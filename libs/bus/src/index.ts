@@ -1,4 +1,4 @@
-export { closeWithin, DB_CLOSE_TIMEOUT_MS, settlesWithin } from './bounded-close.js'
+export { closeWithin, DB_CLOSE_TIMEOUT_MS, DbWaits, settlesWithin } from './bounded-close.js'
 export type { BusOptions } from './bus.js'
 export { Bus } from './bus.js'
 export { coalesceFlushes } from './coalesced-flush.js'

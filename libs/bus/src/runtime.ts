@@ -1,7 +1,7 @@
 import { type BaseEnv, ConfigError, natsTls, parseNatsUrl, SHUTDOWN_RESERVE_SECONDS } from '@mailer/config'
 import { createDb, type Db } from '@mailer/db'
 import { createLogger, type Logger, Metrics, type OpsServer, startOpsServer } from '@mailer/observability'
-import { closeWithin, DB_CLOSE_TIMEOUT_MS } from './bounded-close.js'
+import { closeWithin, DbWaits } from './bounded-close.js'
 import { Bus } from './bus.js'
 import { DependencyWatch } from './dependency-gauges.js'
 
@@ -20,6 +20,12 @@ export interface Runtime<E extends BaseEnv = BaseEnv> {
    * serve yet.
    */
   started(): void
+  /**
+   * The shutdown's waits on the database (work in hand, pools closing): steps wait through it, so
+   * that against a database that does not answer they give up together after one
+   * DB_CLOSE_TIMEOUT_MS rather than one after the other.
+   */
+  dbWaits: DbWaits
   /** Registers a step for shutdown; steps run in reverse order of registration. */
   onStop(step: () => Promise<void> | void): void
   /**
@@ -120,6 +126,7 @@ export async function startRuntime<E extends BaseEnv>(
   }
   const connected = bus
   const steps: Array<() => Promise<void> | void> = []
+  const dbWaits = new DbWaits()
   const rt: Runtime<E> = {
     service,
     env,
@@ -128,6 +135,7 @@ export async function startRuntime<E extends BaseEnv>(
     bus: connected,
     db,
     ops,
+    dbWaits,
     started: () => {
       wired = true
     },
@@ -165,8 +173,13 @@ export async function startRuntime<E extends BaseEnv>(
         await connected.close().catch(() => undefined)
       }
       clearTimeout(timer)
-      const closeMs = Math.max(0, Math.min(DB_CLOSE_TIMEOUT_MS, began + plan.closeByMs - Date.now()))
-      await closeWithin('prisma', () => db.$disconnect(), logger, closeMs)
+      await closeWithin(
+        'prisma',
+        () => db.$disconnect(),
+        logger,
+        dbWaits,
+        began + plan.closeByMs - Date.now(),
+      )
       await ops.close()
     },
     async kill() {

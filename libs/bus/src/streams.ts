@@ -10,7 +10,7 @@ import {
   StorageType,
   type StreamConfig,
 } from 'nats'
-import { settlesWithin } from './bounded-close.js'
+import type { DbWaits } from './bounded-close.js'
 import type { Bus } from './bus.js'
 
 export interface StreamDef {
@@ -150,11 +150,11 @@ export interface ConsumeOptions {
 
 export interface RunningConsumer {
   /**
-   * Stops pulling and waits for the messages in hand; with `waitMs`, at most that long (the
-   * handlers left running were waiting on something that does not answer: their messages come
-   * back after the ack wait, as a killed pod's do).
+   * Stops pulling and waits for the messages in hand; with `waits`, at most as long as it lets
+   * (the handlers left running were waiting on a database that does not answer: their messages
+   * come back after the ack wait, as a killed pod's do).
    */
-  stop(opts?: { waitMs?: number }): Promise<void>
+  stop(opts?: { waits?: DbWaits }): Promise<void>
 }
 
 /**
@@ -243,17 +243,17 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
   })()
 
   return {
-    async stop({ waitMs } = {}) {
+    async stop({ waits } = {}) {
       stopped = true
       clearInterval(poll)
       await messages.close().catch(() => undefined)
       const handled = Promise.allSettled([...inflight]).then(() => loop.catch(() => undefined))
-      if (waitMs === undefined) await handled
-      else if (!(await settlesWithin(handled, waitMs))) {
+      if (waits === undefined) await handled
+      else if (!(await waits.within(handled))) {
         // Given up on: no more heartbeats, so they come back after the ack wait, as a crash's do.
         clearInterval(heartbeat)
         opts.logger.warn(
-          { consumer: opts.durable, messages: inflight.size, ms: waitMs },
+          { consumer: opts.durable, messages: inflight.size },
           'messages still in hand at shutdown; left for redelivery after the ack wait',
         )
       }

@@ -68,7 +68,7 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
   // refresh for a slow send: a few connections serve any DISPATCH_CONCURRENCY. Closed after the
   // consumer stopped and in-flight outcomes were recorded.
   const pool = createPgPool(env.DATABASE_URL, { max: 8 })
-  rt.onStop(() => closeWithin('dispatcher pg pool', () => pool.end(), rt.logger))
+  rt.onStop(() => closeWithin('dispatcher pg pool', () => pool.end(), rt.logger, rt.dbWaits))
   const dispatcher = makeDispatchHandler({
     db: rt.db,
     pool,

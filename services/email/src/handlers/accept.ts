@@ -89,7 +89,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
   // Closed once in-flight requests are answered (the bus drain waits for them; a second drain is a no-op).
   rt.onStop(async () => {
     await rt.bus.drain()
-    await closeWithin('email accept pg pool', () => pool.end(), rt.logger)
+    await closeWithin('email accept pg pool', () => pool.end(), rt.logger, rt.dbWaits)
   })
   // All sends of a project update the same counter rows, locked from the count to the commit (an
   // fsync): one transaction per request capped a project at ~150 sends/s whatever the concurrency.

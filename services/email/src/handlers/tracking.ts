@@ -162,7 +162,7 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
     async stop() {
       // Every hit in hand is written (or given back) before the pool closes.
       await running.stop()
-      await closeWithin('email tracking pg pool', () => pool.end(), rt.logger)
+      await closeWithin('email tracking pg pool', () => pool.end(), rt.logger, rt.dbWaits)
     },
   }
 }
