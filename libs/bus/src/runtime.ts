@@ -64,7 +64,10 @@ export async function startRuntime<E extends BaseEnv>(
 ): Promise<Runtime<E>> {
   const logger = createLogger({ service, level: env.LOG_LEVEL })
   const metrics = new Metrics(service)
-  const db = createDb(env.DATABASE_URL, { poolSize: opts.dbPoolSize ?? 10 })
+  const db = createDb(env.DATABASE_URL, {
+    poolSize: opts.dbPoolSize ?? 10,
+    queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS,
+  })
   // The ops server comes first: while NATS cannot be reached at start (it is starting too, or it
   // is down) the process waits for it with /livez green and /readyz red, instead of crashing
   // into a restart loop whose back-off outlasts the outage.

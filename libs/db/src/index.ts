@@ -1,5 +1,5 @@
 export type { Db, DbOptions } from './client.js'
-export { createDb, pingDb, schemaOf } from './client.js'
+export { createDb, DEFAULT_QUERY_TIMEOUT_MS, pingDb, schemaOf, statementTimeouts } from './client.js'
 export type * from './generated/client/index.js'
 export { Prisma } from './generated/client/index.js'
 export { GroupCommit, type GroupCommitOptions } from './group-commit.js'

@@ -37,7 +37,11 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
   // pick a bitmap scan of every due row instead, sorted afterwards: 7-12 ms per claim with a backlog
   // of 20,000, against 1.4 ms (bench/README.md). Every other statement of this pool is a lookup by
   // key, for which bitmap scans never win.
-  const pool = createPgPool(env.DATABASE_URL, { max: 8, settings: { enable_bitmapscan: 'off' } })
+  const pool = createPgPool(env.DATABASE_URL, {
+    max: 8,
+    queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS,
+    settings: { enable_bitmapscan: 'off' },
+  })
   rt.onStop(() => closeWithin('webhook pg pool', () => pool.end(), rt.logger, rt.dbWaits))
   const store = new DeliveryStore(db, pool)
   const sender = new HttpSender({

@@ -70,7 +70,7 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
   const { rt } = ctx
   // Its own connections: one write at a time, the second for the hit-by-hit retries of a failed
   // group, and none taken from the Prisma pool the API's reads use.
-  const pool = createPgPool(rt.env.DATABASE_URL, { max: 2 })
+  const pool = createPgPool(rt.env.DATABASE_URL, { max: 2, queryTimeoutMs: rt.env.DATABASE_QUERY_TIMEOUT_MS })
   const store = new TrackingStore(pool)
   const m = trackingMetrics(rt.metrics)
 
