@@ -2,6 +2,7 @@ import { type TestEnv, useTestEnv } from '@mailer/testing'
 import type { SMTPServerOptions } from 'smtp-server'
 import { afterAll, beforeAll } from 'vitest'
 import { api } from './http.js'
+import { Seeder } from './seed.js'
 import { TestRelay } from './smtp-relay.js'
 import { type ServiceName, Stack } from './stack.js'
 import { type Received, Receiver, type Reply } from './webhooks.js'
@@ -24,9 +25,11 @@ export interface UseStackOptions {
   dispatcher?: true | Settings
   /** A webhook `receiver`, listening before the services start; a function is its `reply`. */
   receiver?: true | ((r: Received, n: number) => Reply)
-  /** Runs before the services start (once the relay and the receiver listen). */
+  /** A `seed` (Seeder) for the file's schema and streams, connected before the services start. */
+  seed?: true
+  /** Runs before the services start (once the relay, the receiver and the seeder are up). */
   before?: (s: UsedStack) => unknown
-  /** Closes what the file opened for the services, once they have stopped (before relay and receivers). */
+  /** Closes what the file opened for the services, once they and the seeder have stopped. */
   after?: (s: UsedStack) => unknown
   /** Time-out of both hooks (vitest's hookTimeout unless given). */
   timeout?: number
@@ -41,21 +44,24 @@ export interface UsedStack {
   relay: TestRelay
   /** Only with the `receiver` option. */
   receiver: Receiver
+  /** Only with the `seed` option. */
+  seed: Seeder
   /** Receivers the tests start (e.g. `projectWithReceiver`): closed with the stack. */
   receivers: Receiver[]
 }
 
 /**
- * The start-up every integration file repeats: its test env, a Stack of `services` started in a
- * `beforeAll` and stopped in an `afterAll` (the gateway first, then the rest; after them whatever
- * `after` closes, the relay, the receivers). Call it at the top level, before the file's own hooks:
- * its `beforeAll` runs first and, as vitest runs `afterAll` hooks in reverse, its `afterAll` last.
+ * A test file's services: its test env, a Stack of `services` started in a `beforeAll` and stopped
+ * in an `afterAll` (the gateway first, then the rest; after them the seeder, whatever `after`
+ * closes, the relay, the receivers). Call it at the top level, before the file's own hooks: its
+ * `beforeAll` runs first and, as vitest runs `afterAll` hooks in reverse, its `afterAll` last.
  */
 export function useStack(services: readonly ServiceName[], opts: UseStackOptions = {}): UsedStack {
   const te = useTestEnv(opts.testEnv)
   const stack = new Stack(te, opts.env)
   const relay = opts.relay || opts.dispatcher ? new TestRelay(opts.relay === true ? {} : opts.relay) : null
   const receiver = opts.receiver ? new Receiver(opts.receiver === true ? undefined : opts.receiver) : null
+  const seed = opts.seed ? new Seeder(te) : null
   const receivers: Receiver[] = []
   const client = api(() => {
     if (!stack.gatewayUrl) throw new Error('useStack: the gateway is not running (not started, or not yet)')
@@ -74,9 +80,14 @@ export function useStack(services: readonly ServiceName[], opts: UseStackOptions
       if (!receiver) throw new Error('useStack: no receiver (ask for one with the receiver option)')
       return receiver
     },
+    get seed() {
+      if (!seed) throw new Error('useStack: no seeder (ask for one with the seed option)')
+      return seed
+    },
   }
-  // Only a relay that listens is stopped: after a failed start the rest is still closed.
+  // Only what was opened is closed: after a failed start the rest is still closed.
   let relayUp = false
+  let seedUp = false
 
   beforeAll(async () => {
     if (relay) {
@@ -86,6 +97,10 @@ export function useStack(services: readonly ServiceName[], opts: UseStackOptions
     if (receiver) {
       await receiver.listen()
       receivers.push(receiver)
+    }
+    if (seed) {
+      await seed.connect()
+      seedUp = true
     }
     await opts.before?.(used)
     await stack.startAll(services, opts.overrides)
@@ -100,6 +115,7 @@ export function useStack(services: readonly ServiceName[], opts: UseStackOptions
 
   afterAll(async () => {
     await stack.stopAll()
+    if (seed && seedUp) await seed.close()
     await opts.after?.(used)
     if (relay && relayUp) await relay.stop()
     await Promise.all(receivers.map((r) => r.close()))
