@@ -1,10 +1,8 @@
-import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
 import { TcpProxy } from '../support/infra.js'
 import { type SpawnedService, spawnService } from '../support/processes.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /**
  * A request caught on a database that keeps its connections open and answers nothing (a hung
@@ -15,16 +13,15 @@ import { Stack } from '../support/stack.js'
  * gateway gave up with its own 503 at UPSTREAM_TIMEOUT_MS), holding the drain to its deadline.
  * The email service runs as its own process, reaching PostgreSQL through a proxy the test hangs.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
+// The gateway waits longer than the test for an answer: a 503 comes from the email service.
+const { te, stack, client } = useStack(['auth', 'gateway'], {
+  overrides: { UPSTREAM_TIMEOUT_MS: '120000' },
+  timeout: 90_000,
+})
 let proxy: TcpProxy
 let emailService: SpawnedService
-let client: ReturnType<typeof api>
 
 beforeAll(async () => {
-  // The gateway waits longer than the test for an answer: a 503 comes from the email service.
-  await stack.startAll(['auth', 'gateway'], { UPSTREAM_TIMEOUT_MS: '120000' })
-  client = api(stack.gatewayUrl)
   proxy = await TcpProxy.start(Number(new URL(te.databaseUrl).port || 5432))
   const db = new URL(te.databaseUrl)
   db.host = `127.0.0.1:${proxy.port}`
@@ -40,7 +37,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await emailService?.kill()
   await proxy?.close()
-  await stack.stopAll()
 })
 
 describe('requests against a hung database', () => {

@@ -1,11 +1,11 @@
 import { CONSUMERS } from '@mailer/contracts'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
+import { createProject } from '../support/http.js'
 import { type SpawnedService, spawnService } from '../support/processes.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { EventPublisher, makeEvent, Receiver } from '../support/webhooks.js'
 
 // Events a webhook replica had pulled and not yet fanned out when it was killed (kill -9) reach
@@ -14,18 +14,21 @@ import { EventPublisher, makeEvent, Receiver } from '../support/webhooks.js'
 // ack wait keeps its events with heartbeats, so no other replica takes them meanwhile. The
 // fan-out is held up by a lock on `webhooks` (its webhook lookup waits on it), so the replica
 // holds the events it pulled, unacknowledged, for as long as the test needs.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '1000' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
 let events: EventPublisher
 let rx: Receiver
 let nc: NatsConnection
 let projectId = ''
 const spawned: SpawnedService[] = []
+const { te, stack, client } = useStack(['auth', 'gateway', 'webhook'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '1000' },
+  after: async () => {
+    await events.close()
+    await rx.close()
+    await nc.close()
+  },
+})
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway', 'webhook'])
-  client = api(stack.gatewayUrl)
   events = await EventPublisher.connect(te)
   rx = await Receiver.start()
   nc = await connect({ servers: te.natsUrl })
@@ -36,10 +39,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await Promise.all(spawned.map((s) => s.kill()))
-  await stack.stopAll()
-  await events.close()
-  await rx.close()
-  await nc.close()
 })
 
 /** Holds an exclusive lock on `webhooks` until `release()`: every fan-out waits for it. */
