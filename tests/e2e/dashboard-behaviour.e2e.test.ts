@@ -1,27 +1,25 @@
-import { useTestEnv } from '@mailer/testing'
 import type { Page, Response } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { createProject } from '../support/http.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
 
 // How the dashboard behaves for an operator beyond the happy path, in a real Chromium running in
 // a time zone far from UTC: errors name the API's code and request id, a second tab survives a
 // sign-in made in another one, analytics' UTC days keep their dates, and long lists page on.
-const te = useTestEnv()
-const stack = new Stack(te)
+// No dispatcher or webhook service: nothing here is delivered.
+const { stack, client } = useStack(['auth', 'email', 'broadcast', 'analytics', 'gateway'], {
+  before: () => ensureDashboardBuilt(),
+  timeout: 240_000,
+})
 let browser: Awaited<ReturnType<typeof launchBrowser>>
 let page: Page
-let client: ReturnType<typeof api>
 const problems: string[] = []
 
 const SLUG = 'e2e-ops'
 
 beforeAll(async () => {
-  ensureDashboardBuilt()
-  // No dispatcher or webhook service: nothing here is delivered.
-  await stack.startAll(['auth', 'email', 'broadcast', 'analytics', 'gateway'])
-  client = api(stack.gatewayUrl)
   await createProject(client, SLUG)
   browser = await launchBrowser({ timezoneId: 'America/Los_Angeles' })
   page = await browser.context.newPage()
@@ -31,7 +29,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  await stack.stopAll()
 }, 120_000)
 
 async function signIn(p: Page, url: string): Promise<void> {

@@ -1,11 +1,10 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
 import { availableServices } from '../support/services.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import {
   ensureDashboardBuilt,
   launchBrowser,
@@ -17,9 +16,14 @@ import {
 // The content side of the dashboard in a real Chromium against every service: a template edited,
 // previewed and test-sent; contacts in an audience and a broadcast whose progress fills in by
 // polling; analytics charts over emails that were really delivered.
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
+const { stack, client, relay } = useStack(
+  availableServices().filter((s) => s !== 'dispatcher'),
+  {
+    dispatcher: true,
+    before: () => ensureDashboardBuilt(),
+    timeout: 240_000,
+  },
+)
 let browser: Awaited<ReturnType<typeof launchBrowser>>
 let page: Page
 const problems: string[] = []
@@ -28,11 +32,6 @@ const SLUG = 'e2e-news'
 const DOMAIN = 'news.e2e.test'
 
 beforeAll(async () => {
-  ensureDashboardBuilt()
-  relay = await TestRelay.start()
-  await stack.startAll(availableServices().filter((s) => s !== 'dispatcher'))
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
-  const client = api(stack.gatewayUrl)
   const p = await projectWithDomain(client, SLUG, DOMAIN, { name: 'E2E News' })
   const sent = await client.post('/v1/emails', p.live, {
     from: p.from,
@@ -60,8 +59,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  await stack.stopAll()
-  await relay?.stop()
 }, 120_000)
 
 const nav = (name: string) =>

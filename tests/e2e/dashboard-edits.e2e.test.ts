@@ -1,30 +1,28 @@
-import { useTestEnv } from '@mailer/testing'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
 
 // What an operator typed or was shown stays right while other things happen on the page (a switch
 // flipped next to a half-edited form, a key revoked right after it was created), the first visit
 // before any session is clean, and pages say what to do rather than fail: an email opened by id
 // alone, an old email's content gone, a broadcast with no audience yet.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' })
-const stack = new Stack(te)
+const { te, stack, client } = useStack(['auth', 'email', 'webhook', 'broadcast', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true' },
+  before: () => ensureDashboardBuilt(),
+  timeout: 240_000,
+})
 let browser: Awaited<ReturnType<typeof launchBrowser>>
 let page: Page
-let client: ReturnType<typeof api>
 let shop: Awaited<ReturnType<typeof projectWithDomain>>
 const problems: string[] = []
 
 const SLUG = 'e2e-edits'
 
 beforeAll(async () => {
-  ensureDashboardBuilt()
-  await stack.startAll(['auth', 'email', 'webhook', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   shop = await projectWithDomain(client, SLUG)
   browser = await launchBrowser()
   page = await browser.context.newPage()
@@ -33,7 +31,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  await stack.stopAll()
 }, 120_000)
 
 const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true })

@@ -1,37 +1,34 @@
-import { useTestEnv } from '@mailer/testing'
 import type { Page, Route } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
-import { api, createProject } from '../support/http.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
-import { Receiver } from '../support/webhooks.js'
+import { createProject } from '../support/http.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
 
 // Lists, refreshes and the session in a real Chromium: pickers and histories longer than one page
 // of the API, the emails list's refresh racing "Load more", the projects' counts, the suppressions
 // search box after a navigation, and a session that ends while a template is being edited.
 // A failed webhook attempt waits an hour: only "Retry now" can deliver it again within the test.
-const te = useTestEnv({
-  WEBHOOK_ALLOW_PRIVATE: 'true',
-  WEBHOOK_POLL_MS: '500',
-  WEBHOOK_RETRY_SCHEDULE_SECONDS: '3600,3600',
+// No dispatcher: emails are sent with a test key and stay `test`.
+const { stack, client, receiver } = useStack(['auth', 'email', 'webhook', 'broadcast', 'gateway'], {
+  testEnv: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_POLL_MS: '500',
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: '3600,3600',
+  },
+  receiver: true,
+  before: () => ensureDashboardBuilt(),
+  timeout: 240_000,
 })
-const stack = new Stack(te)
-let receiver: Receiver
 let browser: Awaited<ReturnType<typeof launchBrowser>>
 let page: Page
-let client: ReturnType<typeof api>
 const problems: string[] = []
 
 const SLUG = 'e2e-lists'
 const mirror = `/v1/admin/projects/${SLUG}`
 
 beforeAll(async () => {
-  ensureDashboardBuilt()
-  receiver = await Receiver.start()
-  // No dispatcher: emails are sent with a test key and stay `test`.
-  await stack.startAll(['auth', 'email', 'webhook', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   await createProject(client, SLUG)
   browser = await launchBrowser()
   page = await browser.context.newPage()
@@ -41,8 +38,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  await stack.stopAll()
-  await receiver?.close()
 }, 120_000)
 
 async function signIn(url: string): Promise<void> {

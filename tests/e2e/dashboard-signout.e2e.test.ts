@@ -1,25 +1,26 @@
 import { start } from '@mailer/gateway/app'
 import { loadEnv } from '@mailer/gateway/env'
-import { useTestEnv } from '@mailer/testing'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TcpProxy } from '../support/infra.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { ensureDashboardBuilt, launchBrowser } from './browser.js'
 
 // A sign-out the gateway could not store (PostgreSQL unreachable from it) changed nothing: the
 // session goes on. The page must say so and stay signed in, not show the sign-in form as if the
 // session had ended while the cookie still opens the dashboard.
-const te = useTestEnv()
-const stack = new Stack(te)
+const { te, stack } = useStack(['auth'], {
+  before: () => ensureDashboardBuilt(),
+  after: () => pgProxy?.close(),
+  timeout: 240_000,
+})
 let browser: Awaited<ReturnType<typeof launchBrowser>>
 let gateway: Awaited<ReturnType<typeof start>>
 let pgProxy: TcpProxy
 let page: Page
 
 beforeAll(async () => {
-  ensureDashboardBuilt()
-  await stack.startAll(['auth'])
   // The gateway's own path to PostgreSQL can be cut; the auth service keeps its own.
   pgProxy = await TcpProxy.start(Number(new URL(te.databaseUrl).port || 5432))
   const url = new URL(te.databaseUrl)
@@ -32,8 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await gateway?.stop()
-  await stack.stopAll()
-  await pgProxy?.close()
 }, 120_000)
 
 describe('signing out of the dashboard', { timeout: 120_000 }, () => {

@@ -1,29 +1,32 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
 import { availableServices } from '../support/services.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
-import { Receiver } from '../support/webhooks.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { ensureDashboardBuilt, launchBrowser, screenshot } from './browser.js'
 
 // API strings are data, never markup: script payloads in a project name, an email's subject,
 // tags, html, text, headers and attachment names, a contact, a template and a webhook's
 // response stay inert on every page that shows them. The email's own HTML is rendered only in
 // the sandboxed preview frame, where nothing can run.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' })
-const stack = new Stack(te)
-let relay: TestRelay
-let receiver: Receiver
-let browser: Awaited<ReturnType<typeof launchBrowser>>
-let page: Page
-let client: ReturnType<typeof api>
-const fired: string[] = []
-
 const IMG = `<img src=x onerror="window.__xss='img';alert('img')">`
 const SCRIPT = `<script>window.__xss='script';alert('script')</script>`
+const { stack, client, receiver } = useStack(
+  availableServices().filter((s) => s !== 'dispatcher'),
+  {
+    testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' },
+    dispatcher: true,
+    receiver: () => ({ status: 200, body: `${IMG}${SCRIPT}` }),
+    before: () => ensureDashboardBuilt(),
+    timeout: 240_000,
+  },
+)
+let browser: Awaited<ReturnType<typeof launchBrowser>>
+let page: Page
+const fired: string[] = []
+
 const SVG = `<svg onload="alert('svg')"></svg>`
 const SUBJECT = `Invoice ${IMG}${SVG}`
 const HTML = `<h1>Invoice ready</h1>${SCRIPT}${IMG}<a href="javascript:alert('href')">pay</a><iframe src="javascript:alert('frame')"></iframe><form action="https://evil.test/"><input name=q><button>go</button></form>`
@@ -32,13 +35,6 @@ let emailId = ''
 let webhookId = ''
 
 beforeAll(async () => {
-  ensureDashboardBuilt()
-  relay = await TestRelay.start()
-  receiver = await Receiver.start(() => ({ status: 200, body: `${IMG}${SCRIPT}` }))
-  await stack.startAll(availableServices().filter((s) => s !== 'dispatcher'))
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
-  client = api(stack.gatewayUrl)
-
   const p = await projectWithDomain(client, SLUG, 'xss.test', { name: `Evil ${IMG}` })
   const sent = await client.post('/v1/emails', p.live, {
     from: p.from,
@@ -97,9 +93,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  await stack.stopAll()
-  await relay?.stop()
-  await receiver?.close()
 }, 120_000)
 
 /** Nothing ran and nothing was injected into the dashboard's own document. */

@@ -1,11 +1,10 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api } from '../support/http.js'
 import { availableServices } from '../support/services.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
-import { Receiver, verifyWebhook } from '../support/webhooks.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
+import { verifyWebhook } from '../support/webhooks.js'
 import {
   ensureDashboardBuilt,
   launchBrowser,
@@ -18,13 +17,18 @@ import {
 // create a project and a key, add a domain, watch an email sent with that key reach `delivered`,
 // read it, resend, reschedule and cancel, create a webhook and see its deliveries, add and remove a
 // suppression, sign out. Templates, broadcasts and analytics: dashboard-content.e2e.test.ts.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' })
-const stack = new Stack(te)
-let relay: TestRelay
-let receiver: Receiver
+const { stack, client, receiver } = useStack(
+  availableServices().filter((s) => s !== 'dispatcher'),
+  {
+    testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' },
+    dispatcher: true,
+    receiver: true,
+    before: () => ensureDashboardBuilt(),
+    timeout: 240_000,
+  },
+)
 let browser: Awaited<ReturnType<typeof launchBrowser>>
 let page: Page
-let client: ReturnType<typeof api>
 const problems: string[] = []
 
 const SLUG = 'e2e-shop'
@@ -32,12 +36,6 @@ const DOMAIN = 'shop.e2e.test'
 let liveKey = ''
 
 beforeAll(async () => {
-  ensureDashboardBuilt()
-  relay = await TestRelay.start()
-  receiver = await Receiver.start()
-  await stack.startAll(availableServices().filter((s) => s !== 'dispatcher'))
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
-  client = api(stack.gatewayUrl)
   browser = await launchBrowser()
   page = await browser.context.newPage()
   watchProblems(page, problems)
@@ -45,9 +43,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  await stack.stopAll()
-  await relay?.stop()
-  await receiver?.close()
 }, 120_000)
 
 const nav = (name: string) =>

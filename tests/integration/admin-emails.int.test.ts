@@ -1,32 +1,24 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
-import { Receiver } from '../support/webhooks.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * Admin email routes (interface.md "Admin routes", contract.md part 2): the list across
  * projects, any project's email and content, resend, stats and the fake-event dev route.
  */
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200' })
-const stack = new Stack(te, { DEV_ROUTES: 'true' })
-let client: ReturnType<typeof api>
+const { te, stack, client, receiver } = useStack(['auth', 'email', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200' },
+  env: { DEV_ROUTES: 'true' },
+  receiver: true,
+})
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let other: Awaited<ReturnType<typeof projectWithDomain>>
-let receiver: Receiver
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   other = await projectWithDomain(client, 'other')
-  receiver = await Receiver.start()
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await receiver?.close()
 })
 
 const send = async (key: string, body: unknown) => {

@@ -1,16 +1,13 @@
 import { AdminClient } from '@mailer/client'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { api } from '../support/http.js'
 import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The admin key as the operator sets it (ADMIN_API_KEY): unset, written with a trailing newline,
 // of any characters. Each test starts a gateway of its own with that setting, in front of one
 // auth service.
-const te = useTestEnv()
-const stack = new Stack(te)
-beforeAll(() => stack.startAll(['auth']))
-afterAll(() => stack.stopAll())
+const { te, stack } = useStack(['auth'])
 
 describe('admin key unset', () => {
   it('every admin call fails with 401 invalid_api_key when ADMIN_API_KEY is not configured', async () => {

@@ -1,25 +1,21 @@
 import { ROUTES } from '@mailer/contracts'
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * The admin mirror (interface.md "Admin mirror of project routes"): every mirrored project route
  * at /v1/admin/projects/:slug/..., checked against its project twin through the real gateway.
  */
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { client } = useStack(['auth', 'email', 'webhook', 'analytics', 'broadcast', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true' },
+})
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'webhook', 'analytics', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
 })
-afterAll(() => stack.stopAll())
 
 const mirrored = () => ROUTES.filter((r) => r.auth === 'project' && r.mirror)
 /** `/v1/emails/:id` → `/v1/admin/projects/<slug>/emails/x` */

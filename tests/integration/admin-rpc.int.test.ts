@@ -1,33 +1,26 @@
 import { AdminRpcClient, MailerApiError } from '@mailer/client'
 import { adminRpcOperations, ROUTES } from '@mailer/contracts'
-import { useTestEnv } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * AdminRpc (libs/contracts/src/rpc.ts): every admin route and mirrored project route, served by
  * its own service as `rpc.admin.<operation>` with the route's handler, called over plain NATS.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, client } = useStack(['auth', 'email', 'webhook', 'analytics', 'broadcast', 'gateway'])
 let nc: NatsConnection
 let admin: AdminRpcClient
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'webhook', 'analytics', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   nc = await connect({ servers: te.natsUrl })
   admin = new AdminRpcClient(nc, { prefix: te.natsPrefix, timeoutMs: 15_000 })
 })
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
 })
 
 const fails = (p: Promise<unknown>) =>

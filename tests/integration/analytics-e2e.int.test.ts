@@ -1,40 +1,32 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { simpleParser } from 'mailparser'
 import { connect, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { analyticsDrained, counts } from '../support/analytics-events.js'
 import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Analytics against what the pipeline really records: emails sent through the API, delivered
 // (or refused) by a real SMTP relay, opened and clicked through the gateway's public links.
 const PUBLIC_URL = 'https://links.mailer.test'
-const te = useTestEnv()
-const stack = new Stack(te, { PUBLIC_URL, TRACKING_SECRET: 'tracking-secret-for-tests-0123456789' })
-let relay: TestRelay
+const { te, stack, client, relay } = useStack(['auth', 'email', 'analytics', 'gateway'], {
+  env: { PUBLIC_URL, TRACKING_SECRET: 'tracking-secret-for-tests-0123456789' },
+  dispatcher: true,
+})
+// Addresses at dead.example do not exist: the relay refuses them at RCPT TO (a hard bounce).
+relay.rcpt = (a) => (a.endsWith('@dead.example') ? { code: 550, message: '5.1.1 No such user' } : 'accept')
+// Mail to spam.example is refused as a whole at the end of DATA.
+relay.data = (to) =>
+  to.some((a) => a.endsWith('@spam.example')) ? { code: 554, message: '5.7.1 Looks like spam' } : 'accept'
 let nc: NatsConnection
-let client: ReturnType<typeof api>
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  relay = await TestRelay.start()
-  // Addresses at dead.example do not exist: the relay refuses them at RCPT TO (a hard bounce).
-  relay.rcpt = (a) => (a.endsWith('@dead.example') ? { code: 550, message: '5.1.1 No such user' } : 'accept')
-  // Mail to spam.example is refused as a whole at the end of DATA.
-  relay.data = (to) =>
-    to.some((a) => a.endsWith('@spam.example')) ? { code: 554, message: '5.7.1 Looks like spam' } : 'accept'
-  await stack.startAll(['auth', 'email', 'analytics', 'gateway'])
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
-  client = api(stack.gatewayUrl)
   nc = await connect({ servers: te.natsUrl })
   acme = await projectWithDomain(client, 'acme')
 }, 60_000)
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
-  await relay.stop()
 })
 
 const follow = (url: string) => fetch(stack.gatewayUrl + url.slice(PUBLIC_URL.length), { redirect: 'manual' })

@@ -1,17 +1,17 @@
-import { useTestEnv } from '@mailer/testing'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  ANALYTICS_SERVICES,
   analyticsDrained,
+  connectEvents,
   counts,
   delivery,
   type Ev,
   ev,
   publishEvent,
-  startAnalytics,
 } from '../support/analytics-events.js'
 import { createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * Every event is counted twice at ingest, once in its hour row and once in its day row. A report
@@ -20,9 +20,7 @@ import { Stack } from '../support/stack.js'
  * here span two UTC days (across midnight) and several hours, all in the past, with delivery
  * times chosen inside known histogram slots, so the totals and percentiles are exact.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: Awaited<ReturnType<typeof startAnalytics>>['client']
+const { te, client } = useStack(ANALYTICS_SERVICES)
 let nc: NatsConnection
 let js: JetStreamClient
 let alpha: Awaited<ReturnType<typeof createProject>>
@@ -78,7 +76,7 @@ const ALL_DAYS = {
 const ALL_WEEK = counts({ sent: 9, delivered: 7, bounced: 2, deferred: 1, opened: 1, clicked: 2 })
 
 beforeAll(async () => {
-  ;({ client, nc, js } = await startAnalytics(te, stack))
+  ;({ nc, js } = await connectEvents(te))
   alpha = await createProject(client, 'alpha')
   const beta = await createProject(client, 'beta')
   const A = alpha.project.id
@@ -114,7 +112,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
 })
 
 /** Asserts contiguous buckets of `step` whose counts are `expected` where named, zero elsewhere. */

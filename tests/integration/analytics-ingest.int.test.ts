@@ -1,24 +1,23 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  ANALYTICS_SERVICES,
   analyticsDrained,
+  connectEvents,
   counts,
   delivery,
   type Ev,
   ev,
   publishEvent,
   publishEventGroup,
-  startAnalytics,
 } from '../support/analytics-events.js'
 import { sql as sqlIn } from '../support/db.js'
 import { createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /** Ingestion under stress: a poisoned event in a batch, and a burst written in batches. */
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: Awaited<ReturnType<typeof startAnalytics>>['client']
+const { te, stack, client } = useStack(ANALYTICS_SERVICES)
 let nc: NatsConnection
 let js: JetStreamClient
 const today = new Date(Date.now() - 60_000)
@@ -27,11 +26,10 @@ const publish = (projectId: string, e: Ev) => publishEvent(te, js, projectId, e)
 const drained = () => analyticsDrained(te, nc)
 
 beforeAll(async () => {
-  ;({ client, nc, js } = await startAnalytics(te, stack))
+  ;({ nc, js } = await connectEvents(te))
 })
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
 })
 
 describe('analytics ingestion under stress', () => {

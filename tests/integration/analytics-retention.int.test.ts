@@ -1,27 +1,32 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { analyticsDrained, ev, publishEvent, startAnalytics } from '../support/analytics-events.js'
+import {
+  ANALYTICS_SERVICES,
+  analyticsDrained,
+  connectEvents,
+  ev,
+  publishEvent,
+} from '../support/analytics-events.js'
 import { sql as sqlIn } from '../support/db.js'
 import { createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // What the analytics tables keep: the per-day dimensions (one row per tag value and day, so a
 // tag per order or user makes one per email) only as long as a report can read them.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: Awaited<ReturnType<typeof startAnalytics>>['client']
+const { te, client } = useStack(ANALYTICS_SERVICES, {
+  overrides: { ANALYTICS_PRUNE_INTERVAL_SECONDS: '10' },
+})
 let nc: NatsConnection
 let js: JetStreamClient
 const DAY = 86_400_000
 const sql = (text: string, params: unknown[] = []) => sqlIn(te, text, params)
 
 beforeAll(async () => {
-  ;({ client, nc, js } = await startAnalytics(te, stack, { ANALYTICS_PRUNE_INTERVAL_SECONDS: '10' }))
+  ;({ nc, js } = await connectEvents(te))
 })
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
 })
 
 describe('analytics retention', () => {

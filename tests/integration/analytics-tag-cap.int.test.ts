@@ -1,30 +1,35 @@
-import { useTestEnv } from '@mailer/testing'
 import type { JetStreamClient, NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { analyticsDrained, counts, ev, publishEvent, startAnalytics } from '../support/analytics-events.js'
+import {
+  ANALYTICS_SERVICES,
+  analyticsDrained,
+  connectEvents,
+  counts,
+  ev,
+  publishEvent,
+} from '../support/analytics-events.js'
 import { sql as sqlIn } from '../support/db.js'
 import { createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // A tag per order or user (as Resend and Postmark users send) made one `analytics_dimensions` row
 // per email and day; the distinct values of a project, day and kind are now capped, the rest
 // pooled under one `(other)` row that reports leave out.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: Awaited<ReturnType<typeof startAnalytics>>['client']
+const MAX = 20
+const { te, client } = useStack(ANALYTICS_SERVICES, {
+  overrides: { ANALYTICS_MAX_DIMENSION_VALUES: String(MAX) },
+})
 let nc: NatsConnection
 let js: JetStreamClient
-const MAX = 20
 const EMAILS = 90
 const today = new Date(Date.now() - 60_000)
 const sql = (text: string, params: unknown[] = []) => sqlIn(te, text, params)
 
 beforeAll(async () => {
-  ;({ client, nc, js } = await startAnalytics(te, stack, { ANALYTICS_MAX_DIMENSION_VALUES: String(MAX) }))
+  ;({ nc, js } = await connectEvents(te))
 })
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
 })
 
 describe('analytics dimension cap', () => {

@@ -1,4 +1,3 @@
-import { useTestEnv } from '@mailer/testing'
 import { connect, type JetStreamClient, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -10,12 +9,10 @@ import {
   evtId,
   publishEvent,
 } from '../support/analytics-events.js'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client } = useStack(['auth', 'gateway', 'analytics'])
 let nc: NatsConnection
 let js: JetStreamClient
 let alpha: Awaited<ReturnType<typeof createProject>>
@@ -67,8 +64,6 @@ const WEEK = counts({
 })
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway', 'analytics'])
-  client = api(stack.gatewayUrl)
   ;[alpha, beta, empty] = [
     await createProject(client, 'alpha'),
     await createProject(client, 'beta'),
@@ -168,7 +163,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
 })
 
 describe('GET /v1/analytics', () => {

@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { start } from '@mailer/gateway/app'
 import { loadEnv } from '@mailer/gateway/env'
-import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
 import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // An auth restart (rollout, crash, OOM) must not stop sending for keys the gateway verified a
 // moment before: past its 5-second cache such a key is still taken while no auth replica can
@@ -13,9 +12,7 @@ import { Stack } from '../support/stack.js'
 // with a grace of 1 s, one with 0 (answers 503 as soon as the cache is out of date).
 const VERIFIED_TTL_MS = 5_000
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { stack, client } = useStack(['auth', 'email', 'gateway'])
 let shortGrace: Awaited<ReturnType<typeof start>>
 let noGrace: Awaited<ReturnType<typeof start>>
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
@@ -33,8 +30,6 @@ const staleUses = async () => {
 }
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   shortGrace = await start(loadEnv(stack.env({ AUTH_STALE_GRACE_SECONDS: '1' })))
   noGrace = await start(loadEnv(stack.env({ AUTH_STALE_GRACE_SECONDS: '0' })))
   acme = await projectWithDomain(client, 'outage')
@@ -58,7 +53,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await shortGrace?.stop()
   await noGrace?.stop()
-  await stack.stopAll()
 })
 
 describe('the auth service down, past the gateway cache of verified keys', () => {

@@ -1,32 +1,27 @@
 import { start } from '@mailer/auth/app'
 import { loadEnv } from '@mailer/auth/env'
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
+import { waitFor } from '@mailer/testing'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
 import { TcpProxy } from '../support/infra.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // An auth replica whose own NATS connection dropped for a moment misses the invalidations sent
 // meanwhile (core pub/sub keeps nothing for an absent subscriber). A key revoked then must not be
 // taken by that replica once it is back, whatever its cache held (AUTH_CACHE_TTL_SECONDS: 60).
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
 let proxy: TcpProxy
 let replica: Awaited<ReturnType<typeof start>> | undefined
-
-beforeAll(async () => {
-  proxy = await TcpProxy.start(Number(new URL(te.natsUrl).port || 4222))
-  // The only auth replica at first, through the proxy.
-  replica = await start(loadEnv(stack.env({ NATS_URL: `nats://127.0.0.1:${proxy.port}` })))
-  // The gateway hears the revoke itself and drops its own copy of the key: the next request asks auth.
-  await stack.start('gateway')
-  client = api(stack.gatewayUrl)
+// The gateway hears the revoke itself and drops its own copy of the key: the next request asks auth.
+const { te, stack, client } = useStack(['gateway'], {
+  before: async () => {
+    proxy = await TcpProxy.start(Number(new URL(te.natsUrl).port || 4222))
+    // The only auth replica at first, through the proxy.
+    replica = await start(loadEnv(stack.env({ NATS_URL: `nats://127.0.0.1:${proxy.port}` })))
+  },
+  after: () => proxy.close(),
 })
 afterAll(async () => {
   await replica?.stop()
-  await stack.stopAll()
-  await proxy.close()
 })
 
 const ready = async (port: number) => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200

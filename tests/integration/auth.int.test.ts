@@ -1,19 +1,10 @@
 import { createHash } from 'node:crypto'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sql as sqlIn } from '../support/db.js'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
-
-beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway'])
-  client = api(stack.gatewayUrl)
-})
-afterAll(() => stack.stopAll())
+const { te, stack, client } = useStack(['auth', 'gateway'])
 
 const sql = (text: string, params: unknown[] = []) => sqlIn(te, text, params)
 

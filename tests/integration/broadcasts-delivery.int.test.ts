@@ -1,41 +1,26 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { simpleParser } from 'mailparser'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // A broadcast from the API to a real SMTP relay through every service on the path (gateway,
 // auth, broadcast, email, dispatcher). Broadcasts get half of a 1,000-per-10-seconds rate, so a
 // 1,000-contact broadcast takes a few pacing rounds and the broadcast service can be killed midway.
-const te = useTestEnv()
-const stack = new Stack(te, {
-  RATE_LIMIT: '1000',
-  RATE_PERIOD: '10',
-  BROADCAST_RATE_SHARE: '0.5',
-  BROADCAST_POLL_MS: '50',
-  BROADCAST_LEASE_SECONDS: '2',
+const { stack, client, relay } = useStack(['auth', 'email', 'broadcast', 'gateway'], {
+  env: {
+    RATE_LIMIT: '1000',
+    RATE_PERIOD: '10',
+    BROADCAST_RATE_SHARE: '0.5',
+    BROADCAST_POLL_MS: '50',
+    BROADCAST_LEASE_SECONDS: '2',
+  },
+  dispatcher: { SMTP_POOL_SIZE: '20' },
 })
-let relay: TestRelay
-let client: ReturnType<typeof api>
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  relay = await TestRelay.start()
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
-  await stack.start('dispatcher', {
-    MAIL_TRANSPORT: 'smtp',
-    SMTP_URL: relay.url,
-    SMTP_TIMEOUT_SECONDS: '5',
-    SMTP_POOL_SIZE: '20',
-  })
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme', 'news.acme.test', { dailyLimit: 0 })
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await relay.stop()
 })
 
 const broadcast = async (audienceId: string, subject = 'Hello {{first_name}}') => {

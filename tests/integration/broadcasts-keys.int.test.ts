@@ -1,25 +1,18 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The idempotency keys of a broadcast's emails against the keys API users choose: a broadcast
 // emails each of its contacts whatever keys the project's own sends took, and a send never
 // answers with a broadcast's email, whatever key it carries.
-const te = useTestEnv()
-const stack = new Stack(te, {
-  BROADCAST_POLL_MS: '50',
-  BROADCAST_RESUME_SECONDS: '1',
-  BROADCAST_LEASE_SECONDS: '2',
+const { client } = useStack(['auth', 'email', 'broadcast', 'gateway'], {
+  env: {
+    BROADCAST_POLL_MS: '50',
+    BROADCAST_RESUME_SECONDS: '1',
+    BROADCAST_LEASE_SECONDS: '2',
+  },
 })
-let client: ReturnType<typeof api>
-
-beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
-})
-afterAll(() => stack.stopAll())
 
 type Project = Awaited<ReturnType<typeof projectWithDomain>>
 

@@ -1,27 +1,20 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Broadcasts against the send limits: a daily limit pauses them until the next run, and the
 // per-period rate is shared so that transactional sends always find room.
-const te = useTestEnv()
-const stack = new Stack(te, {
-  RATE_LIMIT: '20',
-  RATE_PERIOD: '10',
-  BROADCAST_RATE_SHARE: '0.5',
-  BROADCAST_POLL_MS: '50',
-  BROADCAST_RESUME_SECONDS: '1',
-  BROADCAST_LEASE_SECONDS: '2',
+const { client } = useStack(['auth', 'email', 'broadcast', 'gateway'], {
+  env: {
+    RATE_LIMIT: '20',
+    RATE_PERIOD: '10',
+    BROADCAST_RATE_SHARE: '0.5',
+    BROADCAST_POLL_MS: '50',
+    BROADCAST_RESUME_SECONDS: '1',
+    BROADCAST_LEASE_SECONDS: '2',
+  },
 })
-let client: ReturnType<typeof api>
-
-beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
-})
-afterAll(() => stack.stopAll())
 
 async function audienceOf(key: string, n: number, prefix: string): Promise<string> {
   const id = (await client.post('/v1/audiences', key, { name: prefix })).body.id

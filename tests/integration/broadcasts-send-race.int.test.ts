@@ -1,31 +1,25 @@
 import type { Caller } from '@mailer/contracts'
 import { createDb, type Db } from '@mailer/db'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { planSend } from '../../services/broadcast/src/domain/broadcast-state.js'
 import { findBroadcast, markSent } from '../../services/broadcast/src/infra/broadcast-store.js'
 import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // A send checks the draft (sender domain, templates, size) and then marks it sent. A PATCH landing
 // between the two must not go out unchecked: the mark holds only for the content that was checked.
 // Sends racing each other: the mark is conditional on the draft, so one wins.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, client } = useStack(['auth', 'email', 'broadcast', 'gateway'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let db: Db
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme', 'news.acme.test')
   db = createDb(te.databaseUrl)
 })
 afterAll(async () => {
   await db.$disconnect()
-  await stack.stopAll()
 })
 
 describe('a broadcast changed while its send is checked', () => {

@@ -1,24 +1,21 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { inSeconds, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Broadcast drafts, sending, scheduling and canceling through the gateway. Delivery is not
 // needed here (no dispatcher): the email service accepting the emails is what a broadcast does.
-const te = useTestEnv()
-const stack = new Stack(te, {
-  BROADCAST_POLL_MS: '50',
-  BROADCAST_RESUME_SECONDS: '1',
-  BROADCAST_LEASE_SECONDS: '2',
+const { client } = useStack(['auth', 'email', 'broadcast', 'gateway'], {
+  env: {
+    BROADCAST_POLL_MS: '50',
+    BROADCAST_RESUME_SECONDS: '1',
+    BROADCAST_LEASE_SECONDS: '2',
+  },
 })
-let client: ReturnType<typeof api>
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let audienceId: string
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme', 'news.acme.test')
   audienceId = (await client.post('/v1/audiences', acme.live, { name: 'Everyone' })).body.id
   await client.post(`/v1/contacts/import?audienceId=${audienceId}`, acme.live, [
@@ -27,7 +24,6 @@ beforeAll(async () => {
     { email: 'cat@example.com', firstName: 'Cat', unsubscribed: true },
   ])
 })
-afterAll(() => stack.stopAll())
 
 const draft = (over: Record<string, unknown> = {}, key = acme.live) =>
   client.post('/v1/broadcasts', key, {

@@ -1,17 +1,13 @@
-import { useTestEnv } from '@mailer/testing'
 import { connect } from 'nats'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // A request larger than the NATS server's max_payload (1 MB unless configured: docs/operations.md)
 // cannot cross the bus: it is 413 payload_too_large, not a 500. The gateway's own body limit is set
 // above it here, so that the bus is what refuses.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client } = useStack(['auth', 'email'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let maxPayload: number
 
@@ -19,12 +15,9 @@ beforeAll(async () => {
   const nc = await connect({ servers: te.natsUrl })
   maxPayload = nc.info!.max_payload
   await nc.close()
-  await stack.startAll(['auth', 'email'])
   await stack.start('gateway', { MAX_BODY_BYTES: String(maxPayload + 1024 * 1024) })
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
 })
-afterAll(() => stack.stopAll())
 
 describe('the bus message limit', () => {
   it('a send larger than NATS max_payload is 413 payload_too_large, and nothing is stored', async () => {

@@ -3,26 +3,25 @@ import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { AdminClient } from '@mailer/client'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // What an operator's terminal and scripts get from the built `mailer` binary: output that data
 // from senders cannot take over, pipes that close early, and bad flags caught before a request.
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const bin = `${root}libs/cli/dist/main.js`
-const te = useTestEnv()
-const stack = new Stack(te)
+const { stack } = useStack(['auth', 'email', 'dispatcher', 'webhook', 'gateway'], {
+  before: () => execFileSync(process.execPath, [`${root}libs/cli/scripts/build.mjs`], { stdio: 'inherit' }),
+  timeout: 120_000,
+})
 let admin: AdminClient
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [`${root}libs/cli/scripts/build.mjs`], { stdio: 'inherit' })
-  await stack.startAll(['auth', 'email', 'dispatcher', 'webhook', 'gateway'])
   admin = new AdminClient({ adminKey: ADMIN_KEY, baseUrl: stack.gatewayUrl })
   await admin.projects.create({ slug: 'out', name: 'Out' })
   await admin.project('out').domains.setup('out.test')
 }, 120_000)
-afterAll(() => stack.stopAll())
 
 interface Run {
   code: number

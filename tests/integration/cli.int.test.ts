@@ -2,21 +2,17 @@ import { execFile, execFileSync, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { MailerClient } from '@mailer/client'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { describe, expect, it } from 'vitest'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The built `mailer` binary (libs/cli/dist/main.js) against the real services.
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const bin = `${root}libs/cli/dist/main.js`
-const te = useTestEnv()
-const stack = new Stack(te)
-
-beforeAll(async () => {
-  execFileSync(process.execPath, [`${root}libs/cli/scripts/build.mjs`], { stdio: 'inherit' })
-  await stack.startAll(['auth', 'email', 'webhook', 'gateway'])
-}, 120_000)
-afterAll(() => stack.stopAll())
+const { stack } = useStack(['auth', 'email', 'webhook', 'gateway'], {
+  before: () => execFileSync(process.execPath, [`${root}libs/cli/scripts/build.mjs`], { stdio: 'inherit' }),
+  timeout: 120_000,
+})
 
 interface Run {
   code: number

@@ -1,25 +1,19 @@
 import { SUBJECTS } from '@mailer/contracts'
-import { useTestEnv } from '@mailer/testing'
 import { connect } from 'nats'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 
 // Contacts and audiences through the gateway, owned by the broadcast service.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, client } = useStack(['auth', 'broadcast', 'gateway'])
 let acme: Awaited<ReturnType<typeof createProject>>
 let other: Awaited<ReturnType<typeof createProject>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await createProject(client, 'acme')
   other = await createProject(client, 'other')
 })
-afterAll(() => stack.stopAll())
 
 const ID = /^ct_[0-9A-Z]{26}$/
 

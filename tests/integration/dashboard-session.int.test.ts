@@ -1,24 +1,20 @@
 import { start } from '@mailer/gateway/app'
 import { loadEnv } from '@mailer/gateway/env'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { ensureDashboardBuilt } from '../e2e/browser.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The gateway side of the dashboard over plain HTTP: the page and its security headers, sign-in,
 // cookies, CSRF and origin checks, and the session-authenticated admin API.
-const te = useTestEnv()
-const stack = new Stack(te)
+const { stack } = useStack(['auth', 'gateway'], { before: () => ensureDashboardBuilt(), timeout: 180_000 })
 let base: string
 let origin: string
 
-beforeAll(async () => {
-  ensureDashboardBuilt()
-  await stack.startAll(['auth', 'gateway'])
+beforeAll(() => {
   base = stack.gatewayUrl
   origin = new URL(base).origin
-}, 180_000)
-afterAll(() => stack.stopAll())
+})
 
 interface Res {
   status: number

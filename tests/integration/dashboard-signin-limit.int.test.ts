@@ -1,31 +1,28 @@
 import { createDb } from '@mailer/db'
 import { start } from '@mailer/gateway/app'
 import { loadEnv } from '@mailer/gateway/env'
-import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DashboardSignins } from '../../services/gateway/src/infra/dashboard-signins.js'
 import { sql } from '../support/db.js'
 import { TcpProxy } from '../support/infra.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The dashboard's sign-in allows 10 failures per client (an IPv4 address, an IPv6 /64) in 5 minutes. A deployment runs
 // several gateway replicas behind a load balancer and rolls them out now and then: the limit must
 // hold across them (a guesser of the admin key does not get 10 tries per replica) and through a
 // restart, and it must not be skipped when PostgreSQL, where it is kept, does not answer.
-const te = useTestEnv()
-const stack = new Stack(te)
+const { te, stack } = useStack(['auth', 'gateway'], { timeout: 120_000 })
 const replicas: Array<Awaited<ReturnType<typeof start>>> = []
 let second: string
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway'])
   const replica = await start(loadEnv(stack.env()))
   replicas.push(replica)
   second = replica.url
 }, 120_000)
 afterAll(async () => {
   for (const r of replicas) await r.stop()
-  await stack.stopAll()
 })
 
 interface Answer {

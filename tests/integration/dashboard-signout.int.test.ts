@@ -1,29 +1,26 @@
 import { createDb } from '@mailer/db'
 import { start } from '@mailer/gateway/app'
 import { loadEnv } from '@mailer/gateway/env'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DashboardSignouts } from '../../services/gateway/src/infra/dashboard-signouts.js'
 import { sql } from '../support/db.js'
 import { TcpProxy } from '../support/infra.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // A dashboard sign-out must hold on every gateway replica for as long as the session would have
 // lasted: one restarted since (a rollout) and one whose NATS connection was down when it was
 // announced. A copied cookie (a stolen one) must not come back to life.
-const te = useTestEnv()
-const stack = new Stack(te)
+const { te, stack } = useStack(['auth', 'gateway'], { after: () => proxy.close(), timeout: 120_000 })
 let proxy: TcpProxy
 const replicas: Array<Awaited<ReturnType<typeof start>>> = []
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway'])
   proxy = await TcpProxy.start(Number(new URL(te.natsUrl).port || 4222))
 }, 120_000)
 afterAll(async () => {
   for (const r of replicas) await r.stop()
-  await stack.stopAll()
-  await proxy.close()
 })
 
 interface Session {

@@ -1,7 +1,7 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TcpProxy } from '../support/infra.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /**
  * Prometheus keeps scraping a pod that runs but is not ready, so MailerServiceDown does not see a
@@ -9,10 +9,14 @@ import { Stack } from '../support/stack.js'
  * `mailer_<service>_ready`, from the shared runtime), and MailerDependencyDown reads them.
  * The auth service reaches both through proxies the test cuts.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
 let natsProxy: TcpProxy
 let pgProxy: TcpProxy
+const { te, stack } = useStack([], {
+  after: async () => {
+    await natsProxy.close()
+    await pgProxy.close()
+  },
+})
 
 beforeAll(async () => {
   natsProxy = await TcpProxy.start(Number(new URL(te.natsUrl).port || 4222))
@@ -23,12 +27,9 @@ beforeAll(async () => {
   // Its GET /health reports PostgreSQL too (the last test).
   await stack.start('gateway', { DATABASE_URL: db.toString() })
 })
-afterAll(async () => {
+afterAll(() => {
   natsProxy.restore()
   pgProxy.restore()
-  await stack.stopAll()
-  await natsProxy.close()
-  await pgProxy.close()
 })
 
 interface Seen {

@@ -1,32 +1,26 @@
 import { access, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * A faked delivery event (POST /v1/admin/dev/events) against an email the platform has not
  * finished with: it must neither strand the recipients still waiting to be sent nor bring a
  * canceled email back to life.
  */
-const te = useTestEnv()
-const stack = new Stack(te, { DEV_ROUTES: 'true' })
 const dir = join(tmpdir(), `mailer-dev-states-${process.pid}-${Date.now()}`)
-let client: ReturnType<typeof api>
+// No dispatcher yet: the emails stay queued until the test starts one.
+const { stack, client } = useStack(['auth', 'email', 'gateway'], {
+  env: { DEV_ROUTES: 'true' },
+  after: () => rm(dir, { recursive: true, force: true }),
+})
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  // No dispatcher yet: the emails stay queued until the test starts one.
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await rm(dir, { recursive: true, force: true })
 })
 
 const send = async (over: Record<string, unknown>) => {

@@ -1,43 +1,31 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Seeder } from '../support/seed.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The circuit breaker around the relay: it opens after 3 calls with more than 50 % failures, probes
 // again after 1 s. Retries come back within a second and are plentiful, so emails stay deferred
 // (not failed) through the outage.
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let seed: Seeder
 let sweeper: { stop(): void }
 const PROJECT = 'proj_01KDISPATCHBREAKERTEST0000'
 const FROM = 'hi@mail.breaker.test'
 const OPEN_REASON = 'relay unavailable (circuit breaker open)'
 
-beforeAll(async () => {
-  relay = await TestRelay.start()
-  seed = await Seeder.open(te)
-  await seed.domain(PROJECT, 'mail.breaker.test')
-  await stack.start('dispatcher', {
-    MAIL_TRANSPORT: 'smtp',
-    SMTP_URL: relay.url,
+const { stack, relay, seed } = useStack([], {
+  dispatcher: {
     SMTP_TIMEOUT_SECONDS: '2',
     RETRY_BASE_SECONDS: '0.3',
     RETRY_MAX_SECONDS: '0.6',
     MAX_RETRIES: '100',
     BREAKER_MIN_CALLS: '3',
     BREAKER_RESET_SECONDS: '1',
-  })
+  },
+  seed: true,
+  before: () => seed.domain(PROJECT, 'mail.breaker.test'),
+})
+beforeAll(() => {
   sweeper = seed.startRetrySweeper()
 })
-afterAll(async () => {
-  sweeper.stop()
-  await stack.stopAll()
-  await seed.close()
-  await relay.stop()
-})
+afterAll(() => sweeper.stop())
 
 const breakerOpen = async () => {
   const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort('dispatcher')}/metrics`)).text()

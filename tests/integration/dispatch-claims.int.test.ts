@@ -1,22 +1,18 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Seeder } from '../support/seed.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useStack } from '../support/use-stack.js'
 
 // A claim older than the ack wait is taken over (its dispatcher is presumed dead). A live
 // dispatcher whose sends queue behind a slow relay for longer than that must keep its claims, or
 // duplicate dispatch messages would send the same email twice.
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let seed: Seeder
 const PROJECT = 'proj_01KDISPATCHCLAIMSTEST00000'
+const { stack, relay, seed } = useStack([], {
+  relay: true,
+  seed: true,
+  before: () => seed.domain(PROJECT, 'mail.claims.test'),
+})
 
 beforeAll(async () => {
-  relay = await TestRelay.start()
-  seed = await Seeder.open(te)
-  await seed.domain(PROJECT, 'mail.claims.test')
   await stack.start('dispatcher', dispatcherEnv())
 })
 
@@ -30,11 +26,6 @@ const dispatcherEnv = (over: Record<string, string> = {}) => ({
   DISPATCH_ACK_WAIT_SECONDS: '3',
   SMTP_TIMEOUT_SECONDS: '1.5',
   ...over,
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await seed.close()
-  await relay.stop()
 })
 
 describe('claims', () => {

@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
-import { api, createProject } from '../support/http.js'
+import { createProject } from '../support/http.js'
 import { type SpawnedService, spawnService } from '../support/processes.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Issue #3's fault test: the email service and the dispatcher run as real processes and are
 // SIGKILLed in the middle of 500 sends; every accepted email must still reach a final status and
@@ -17,10 +16,11 @@ import { Stack } from '../support/stack.js'
 // commit of that outcome can deliver an email twice; SMTP cannot close that window (see
 // docs/api.md, "Delivery"), so this test does not aim its kill there.
 const TOTAL = 500
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let client: ReturnType<typeof api>
+const { te, stack, client, relay } = useStack(['auth', 'gateway'], {
+  overrides: { UPSTREAM_TIMEOUT_MS: '2000' },
+  relay: true,
+  timeout: 90_000,
+})
 let live: string
 const children: SpawnedService[] = []
 let finished = false
@@ -43,9 +43,6 @@ const spawn = async (name: 'email' | 'dispatcher') => {
 }
 
 beforeAll(async () => {
-  relay = await TestRelay.start()
-  await stack.startAll(['auth', 'gateway'], { UPSTREAM_TIMEOUT_MS: '2000' })
-  client = api(stack.gatewayUrl)
   await spawn('email')
   live = (await createProject(client, 'crash')).live
   await waitFor(
@@ -61,8 +58,6 @@ beforeAll(async () => {
 afterAll(async () => {
   finished = true
   for (const c of children) await c.kill()
-  await stack.stopAll()
-  await relay.stop()
 })
 
 describe('crash of the email service and the dispatcher mid-stream', () => {

@@ -1,30 +1,19 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { dkimVerify } from 'mailauth/lib/dkim/verify'
 import { simpleParser } from 'mailparser'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Seeder } from '../support/seed.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { describe, expect, it } from 'vitest'
+import { useStack } from '../support/use-stack.js'
 
 // The dispatcher alone, against a real SMTP relay: emails are seeded as the email service stores
 // them and their dispatch messages published to the EMAILS stream.
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let seed: Seeder
 let dkim: { txtName: string; txt: string }
 const PROJECT = 'proj_01KDISPATCHDELIVERYTEST000'
-
-beforeAll(async () => {
-  relay = await TestRelay.start()
-  seed = await Seeder.open(te)
-  dkim = await seed.domain(PROJECT, 'mail.acme.test')
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await seed.close()
-  await relay.stop()
+const { stack, relay, seed } = useStack([], {
+  dispatcher: true,
+  seed: true,
+  before: async () => {
+    dkim = await seed.domain(PROJECT, 'mail.acme.test')
+  },
 })
 
 const emailRow = async (id: string) => (await seed.sql('SELECT * FROM emails WHERE id = $1', [id]))[0]

@@ -1,20 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { afterAll, describe, expect, it } from 'vitest'
 import { type SpawnedService, spawnService } from '../support/processes.js'
-import { Seeder } from '../support/seed.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // A rollout stops a dispatcher (SIGTERM, as Kubernetes sends it) while it talks to the relay,
 // and a new dispatcher is already running. By default the drain asked for (25 s) is shorter than
 // one relay answer may take (30 s); here the same shape, scaled down: 2 s against 15 s.
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let seed: Seeder
 const PROJECT = 'proj_01KDISPATCHDRAINTEST000000'
 const children: SpawnedService[] = []
+const { stack, relay, seed } = useStack([], {
+  relay: true,
+  seed: true,
+  before: () => seed.domain(PROJECT, 'mail.drain.test'),
+})
 
 const settings = () => ({
   MAIL_TRANSPORT: 'smtp',
@@ -47,16 +46,8 @@ const delivered = (id: string) =>
 const newEmail = (to: string) =>
   seed.email(PROJECT, { from: 'hi@mail.drain.test', to: [to], subject: 'Drain', text: 'x' })
 
-beforeAll(async () => {
-  relay = await TestRelay.start()
-  seed = await Seeder.open(te)
-  await seed.domain(PROJECT, 'mail.drain.test')
-})
 afterAll(async () => {
   for (const c of children) await c.kill()
-  await stack.stopAll()
-  await seed.close()
-  await relay.stop()
 })
 
 describe('a dispatcher stopped mid-send', () => {

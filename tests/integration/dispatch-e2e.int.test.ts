@@ -1,40 +1,24 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { dkimVerify } from 'mailauth/lib/dkim/verify'
 import { simpleParser } from 'mailparser'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain, publishedDkimResolver } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // From POST /v1/emails to the relay and back to GET /v1/emails/:id, through every real service
 // on the path (gateway, auth, email with its due sweeper, dispatcher).
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let client: ReturnType<typeof api>
+const { client, relay } = useStack(['auth', 'email', 'gateway'], {
+  dispatcher: { PLATFORM_LIMIT_RETRY_SECONDS: '1' },
+})
 let live: string
 let from: string
 let dkimResolver: (name: string, type: string) => Promise<string[][]>
 
 beforeAll(async () => {
-  relay = await TestRelay.start()
-  await stack.startAll(['auth', 'email', 'gateway'])
-  await stack.start('dispatcher', {
-    MAIL_TRANSPORT: 'smtp',
-    SMTP_URL: relay.url,
-    SMTP_TIMEOUT_SECONDS: '5',
-    PLATFORM_LIMIT_RETRY_SECONDS: '1',
-  })
-  client = api(stack.gatewayUrl)
   const p = await projectWithDomain(client, 'e2e-send', 'mail.e2e.test')
   live = p.live
   from = p.from
   dkimResolver = await publishedDkimResolver(client, live)
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await relay.stop()
 })
 
 const finalRecord = (id: string, statuses: string[]) =>

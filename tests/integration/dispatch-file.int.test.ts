@@ -1,30 +1,23 @@
 import { readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { dkimVerify } from 'mailauth/lib/dkim/verify'
 import { simpleParser } from 'mailparser'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Seeder } from '../support/seed.js'
-import { Stack } from '../support/stack.js'
+import { describe, expect, it } from 'vitest'
+import { useStack } from '../support/use-stack.js'
 
 // MAIL_TRANSPORT=file, the development default: messages become .eml files instead of SMTP.
-const te = useTestEnv()
-const stack = new Stack(te)
 const dir = join(tmpdir(), `mailer-outbox-${process.pid}-${Date.now()}`)
-let seed: Seeder
 let dkim: { txtName: string; txt: string }
 const PROJECT = 'proj_01KDISPATCHFILETEST0000000'
-
-beforeAll(async () => {
-  seed = await Seeder.open(te)
-  dkim = await seed.domain(PROJECT, 'dev.acme.test')
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'file', MAIL_OUTBOX_DIR: dir })
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await seed.close()
-  await rm(dir, { recursive: true, force: true })
+const { seed } = useStack(['dispatcher'], {
+  overrides: { MAIL_TRANSPORT: 'file', MAIL_OUTBOX_DIR: dir },
+  seed: true,
+  before: async () => {
+    dkim = await seed.domain(PROJECT, 'dev.acme.test')
+  },
+  after: () => rm(dir, { recursive: true, force: true }),
 })
 
 describe('file transport', () => {

@@ -1,31 +1,20 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Seeder } from '../support/seed.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useStack } from '../support/use-stack.js'
 
 // A queued email whose dispatch message is gone (a purged or restored stream, a message an older
 // pod terminated) is dispatched again: once the dispatchers have nothing left to do, and under a
 // load that never lets them be idle.
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let seed: Seeder
 const PROJECT = 'proj_01KDISPATCHRECOVERYTEST000'
-
-beforeAll(async () => {
-  relay = await TestRelay.start()
-  seed = await Seeder.open(te)
-  await seed.domain(PROJECT, 'mail.recovery.test')
-  // The dispatcher first: it creates the consumer the email service looks at.
-  // A minute's SMTP time-out: the second test holds a message at the relay for up to ~35 s.
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '60' })
-  await stack.start('email', { DISPATCH_RECOVERY_SECONDS: '150' })
+// The dispatcher first: it creates the consumer the email service looks at.
+// A minute's SMTP time-out: the second test holds a message at the relay for up to ~35 s.
+const { stack, relay, seed } = useStack([], {
+  dispatcher: { SMTP_TIMEOUT_SECONDS: '60' },
+  seed: true,
+  before: () => seed.domain(PROJECT, 'mail.recovery.test'),
 })
-afterAll(async () => {
-  await stack.stopAll()
-  await seed.close()
-  await relay.stop()
+beforeAll(async () => {
+  await stack.start('email', { DISPATCH_RECOVERY_SECONDS: '150' })
 })
 
 const statusOf = async (id: string) =>

@@ -1,43 +1,31 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Seeder } from '../support/seed.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Retries with a shortened schedule: platform-limit retries after 1.5 s instead of an hour,
 // transient backoff from 0.3 s, and 2 retries instead of 8 so exhausting them is quick. The
 // breaker is kept out of the way (it has its own test file).
 const PLATFORM_DELAY = 1.5
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let seed: Seeder
 let sweeper: { stop(): void }
 const PROJECT = 'proj_01KDISPATCHRETRYTEST000000'
 const FROM = 'hi@mail.retry.test'
 
-beforeAll(async () => {
-  relay = await TestRelay.start()
-  seed = await Seeder.open(te)
-  await seed.domain(PROJECT, 'mail.retry.test')
-  await stack.start('dispatcher', {
-    MAIL_TRANSPORT: 'smtp',
-    SMTP_URL: relay.url,
+const { relay, seed } = useStack([], {
+  dispatcher: {
     SMTP_TIMEOUT_SECONDS: '2',
     PLATFORM_LIMIT_RETRY_SECONDS: String(PLATFORM_DELAY),
     RETRY_BASE_SECONDS: '0.3',
     MAX_RETRIES: '2',
     BREAKER_MIN_CALLS: '10000',
-  })
-  // The email service's due sweeper re-publishes due retries; it is stood in for here.
+  },
+  seed: true,
+  before: () => seed.domain(PROJECT, 'mail.retry.test'),
+})
+// The email service's due sweeper re-publishes due retries; it is stood in for here.
+beforeAll(() => {
   sweeper = seed.startRetrySweeper()
 })
-afterAll(async () => {
-  sweeper.stop()
-  await stack.stopAll()
-  await seed.close()
-  await relay.stop()
-})
+afterAll(() => sweeper.stop())
 
 const emailRow = async (id: string) => (await seed.sql('SELECT * FROM emails WHERE id = $1', [id]))[0]
 const timeline = async (id: string) =>

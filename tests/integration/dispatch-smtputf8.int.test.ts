@@ -1,36 +1,25 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Seeder } from '../support/seed.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { waitFor } from '@mailer/testing'
+import { describe, expect, it } from 'vitest'
+import { useStack } from '../support/use-stack.js'
 
 // A relay without SMTPUTF8 (RFC 6531), such as Postfix with smtputf8_enable=no or a provider's
 // SMTP endpoint: it cannot take a non-ASCII local part, and says so the way Postfix does.
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let seed: Seeder
 const PROJECT = 'proj_01KDISPATCHSMTPUTF8TEST000'
 const NON_ASCII = /[^\x20-\x7e]/
 const rcptSeen: string[] = []
 
-beforeAll(async () => {
-  relay = await TestRelay.start({ hideSMTPUTF8: true })
-  relay.rcpt = (a) => {
-    rcptSeen.push(a)
-    return NON_ASCII.test(a)
-      ? { code: 553, message: '5.6.7 Must declare SMTPUTF8 to send unicode address' }
-      : 'accept'
-  }
-  seed = await Seeder.open(te)
-  await seed.domain(PROJECT, 'mail.utf8.test')
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
+const { relay, seed } = useStack([], {
+  relay: { hideSMTPUTF8: true },
+  dispatcher: true,
+  seed: true,
+  before: () => seed.domain(PROJECT, 'mail.utf8.test'),
 })
-afterAll(async () => {
-  await stack.stopAll()
-  await seed.close()
-  await relay.stop()
-})
+relay.rcpt = (a) => {
+  rcptSeen.push(a)
+  return NON_ASCII.test(a)
+    ? { code: 553, message: '5.6.7 Must declare SMTPUTF8 to send unicode address' }
+    : 'accept'
+}
 
 const until = (id: string, statuses: string[]) =>
   waitFor(

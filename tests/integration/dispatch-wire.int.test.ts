@@ -1,10 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { dkimVerify } from 'mailauth/lib/dkim/verify'
 import { simpleParser } from 'mailparser'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain, publishedDkimResolver } from '../support/emails.js'
-import { api } from '../support/http.js'
 import {
   allParts,
   decodedBody,
@@ -17,16 +16,15 @@ import {
   parseMime,
   rfc2231,
 } from '../support/mime.js'
-import { type Delivered, TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import type { Delivered } from '../support/smtp-relay.js'
+import { useStack } from '../support/use-stack.js'
 
 // What a receiving server gets, checked on the raw bytes the relay received (RFC 5321, 5322,
 // 2045-2047, 2231, 6376) rather than on what a lenient parser makes of them: API → email service →
 // dispatcher → a real SMTP server.
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let client: ReturnType<typeof api>
+const { client, relay } = useStack(['auth', 'email', 'gateway'], {
+  dispatcher: { RETRY_BASE_SECONDS: '0.2', BREAKER_MIN_CALLS: '10000' },
+})
 let live: string
 let domain: string
 let resolver: (name: string, type: string) => Promise<string[][]>
@@ -34,24 +32,10 @@ let resolver: (name: string, type: string) => Promise<string[][]>
 const seen: Buffer[] = []
 
 beforeAll(async () => {
-  relay = await TestRelay.start()
-  await stack.startAll(['auth', 'email', 'gateway'])
-  await stack.start('dispatcher', {
-    MAIL_TRANSPORT: 'smtp',
-    SMTP_URL: relay.url,
-    SMTP_TIMEOUT_SECONDS: '5',
-    RETRY_BASE_SECONDS: '0.2',
-    BREAKER_MIN_CALLS: '10000',
-  })
-  client = api(stack.gatewayUrl)
   const p = await projectWithDomain(client, 'wire', 'mail.wire.test')
   live = p.live
   domain = p.domain
   resolver = await publishedDkimResolver(client, live)
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await relay.stop()
 })
 
 /** Sends (202 expected) and waits until the email is final; answers what the relay received. */

@@ -1,16 +1,20 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { connect, type NatsConnection, type Subscription } from 'nats'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql as sqlIn } from '../support/db.js'
 import { TestDnsServer } from '../support/dns-server.js'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
 let dns: TestDnsServer
 let nc: NatsConnection
+// Started below: the DNS settings name the test DNS server's address.
+const { te, stack, client } = useStack([], {
+  after: async () => {
+    await nc?.close()
+    await dns?.stop()
+  },
+})
 let acme: Awaited<ReturnType<typeof createProject>>
 let beta: Awaited<ReturnType<typeof createProject>>
 const invalidations: Array<{ projectId: string }> = []
@@ -38,14 +42,8 @@ beforeAll(async () => {
     DNS_SERVERS: dns.address,
     SPF_INCLUDE: 'spf.relay.test',
   })
-  client = api(stack.gatewayUrl)
   acme = await createProject(client, 'acme')
   beta = await createProject(client, 'beta')
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await nc?.close()
-  await dns?.stop()
 })
 
 describe('domain verification with DOMAIN_VERIFICATION=dns', () => {

@@ -1,14 +1,22 @@
 import { createPublicKey, createSign, createVerify } from 'node:crypto'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { connect, type NatsConnection, type Subscription } from 'nats'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql as sqlIn } from '../support/db.js'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, client } = useStack(['auth', 'email', 'gateway'], {
+  before: async () => {
+    nc = await connect({ servers: te.natsUrl })
+    const sub: Subscription = nc.subscribe(`${te.natsPrefix}.domains.invalidate`)
+    void (async () => {
+      for await (const m of sub) invalidations.push(m.json())
+    })()
+  },
+  after: () => nc?.close(),
+})
+
 let nc: NatsConnection
 let acme: Awaited<ReturnType<typeof createProject>>
 let beta: Awaited<ReturnType<typeof createProject>>
@@ -21,19 +29,8 @@ const setup = (slug: string, domain: string, key = client.admin) =>
 const pOf = (value: string) => /p=([^;\s]+)/.exec(value)?.[1] ?? ''
 
 beforeAll(async () => {
-  nc = await connect({ servers: te.natsUrl })
-  const sub: Subscription = nc.subscribe(`${te.natsPrefix}.domains.invalidate`)
-  void (async () => {
-    for await (const m of sub) invalidations.push(m.json())
-  })()
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await createProject(client, 'acme')
   beta = await createProject(client, 'beta')
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await nc?.close()
 })
 
 describe('domain setup with DOMAIN_VERIFICATION=skip (the dev default)', () => {

@@ -1,28 +1,23 @@
 import { createPgPool, type PgPool } from '@mailer/db'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { claimEmails } from '../../services/dispatcher/src/infra/claim.js'
 import { sql } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
 import { mailerRpc } from '../support/rpc.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * What a canceled email's recipients read as, in every view that shows them (the project route,
  * the admin routes, RPC), and what a cancel racing the dispatcher's claim leaves behind.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, client } = useStack(['auth', 'email', 'gateway'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let nc: NatsConnection
 let pool: PgPool
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   nc = await connect({ servers: te.natsUrl })
   pool = createPgPool(te.databaseUrl, { max: 4 })
@@ -30,7 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await nc?.close()
   await pool?.end()
-  await stack.stopAll()
 })
 
 const send = (over: Record<string, unknown> = {}) =>

@@ -1,22 +1,12 @@
 import { MailerClient } from '@mailer/client'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // A single send with ?dryRun=true is a batch's dry run of one item: every check, nothing stored,
 // counted or published. It used to ignore the parameter and really send.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
-
-beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
-})
-afterAll(() => stack.stopAll())
+const { te, stack, client } = useStack(['auth', 'email', 'gateway'])
 
 const stored = async (projectId: string) => {
   const [row] = await sql(

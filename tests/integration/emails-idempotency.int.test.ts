@@ -1,27 +1,21 @@
-import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
 import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
+const { te, client } = useStack(['auth', 'email', 'gateway'])
 // A second email replica on the same database and NATS prefix, to show concurrent duplicates
 // arriving at different replicas still make one email.
 const replica = new Stack(te)
-let client: ReturnType<typeof api>
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
   await replica.start('email')
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
 })
 afterAll(async () => {
   await replica.stopAll()
-  await stack.stopAll()
 })
 
 const send = (body: unknown, key: string | null = acme.live, idem?: string) =>

@@ -1,22 +1,16 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
 import { streamEvents, streamMessages } from '../support/streams.js'
+import { useStack } from '../support/use-stack.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client } = useStack(['auth', 'email', 'gateway'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
 })
-afterAll(() => stack.stopAll())
 
 const send = (over: Record<string, unknown> = {}, key = acme.live) =>
   client.post('/v1/emails', key, email(acme.from, over))

@@ -1,23 +1,17 @@
-import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
 import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // RATE_LIMIT=5 per 60 s, so the limits show with a handful of sends.
-const te = useTestEnv()
-const stack = new Stack(te, { RATE_LIMIT: '5', RATE_PERIOD: '60' })
+const { te, client } = useStack(['auth', 'email', 'gateway'], { env: { RATE_LIMIT: '5', RATE_PERIOD: '60' } })
 const replica = new Stack(te, { RATE_LIMIT: '5', RATE_PERIOD: '60' })
-let client: ReturnType<typeof api>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
   await replica.start('email')
-  client = api(stack.gatewayUrl)
 })
 afterAll(async () => {
   await replica.stopAll()
-  await stack.stopAll()
 })
 
 const send = (

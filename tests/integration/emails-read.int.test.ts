@@ -1,21 +1,15 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { metricValue } from '../support/webhooks.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client } = useStack(['auth', 'email', 'gateway'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let beta: Awaited<ReturnType<typeof projectWithDomain>>
 const ids: Record<string, string> = {}
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   beta = await projectWithDomain(client, 'beta')
   const send = async (name: string, over: Record<string, unknown>, key = acme.live) => {
@@ -36,7 +30,6 @@ beforeAll(async () => {
   await client.del(`/v1/emails/${ids.canceled}`, acme.live)
   await client.post('/v1/emails', beta.live, email(beta.from, { subject: 'Beta only' }))
 })
-afterAll(() => stack.stopAll())
 
 const list = async (query = '', key = acme.live) => client.get(`/v1/emails${query}`, key)
 const listIds = async (query = '') => (await list(query)).body.data.map((e: any) => e.id)

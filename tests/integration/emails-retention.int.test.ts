@@ -1,28 +1,24 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { metricValue } from '../support/webhooks.js'
 
 // EMAIL_RETENTION_DAYS with a pruner that runs every second; emails are made old (and settled,
 // where a test needs it: no dispatcher runs here) by changing their rows.
-const te = useTestEnv()
-const stack = new Stack(te, {
-  EMAIL_RETENTION_DAYS: '3',
-  EMAIL_PRUNE_INTERVAL_SECONDS: '1',
-  BROADCAST_POLL_MS: '50',
+const { te, stack, client } = useStack(['auth', 'email', 'broadcast', 'gateway'], {
+  env: {
+    EMAIL_RETENTION_DAYS: '3',
+    EMAIL_PRUNE_INTERVAL_SECONDS: '1',
+    BROADCAST_POLL_MS: '50',
+  },
 })
-let client: ReturnType<typeof api>
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme', 'news.acme.test')
 })
-afterAll(() => stack.stopAll())
 
 const send = async (over: Record<string, unknown>, headers?: Record<string, string>) => {
   const r = await client.post('/v1/emails', acme.live, email(acme.from, over), headers)

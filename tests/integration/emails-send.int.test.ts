@@ -1,22 +1,16 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { insertDomain } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 
 // A small MAX_MESSAGE_BYTES so the size check can be shown without megabytes of JSON.
-const te = useTestEnv()
-const stack = new Stack(te, { MAX_MESSAGE_BYTES: '4096' })
-let client: ReturnType<typeof api>
+const { te, client } = useStack(['auth', 'email', 'gateway'], { env: { MAX_MESSAGE_BYTES: '4096' } })
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme', 'acme.test', { defaultFrom: 'Acme <news@acme.test>' })
 })
-afterAll(() => stack.stopAll())
 
 const send = (body: unknown, key = acme.live, headers?: Record<string, string>) =>
   client.post('/v1/emails', key, body, headers)

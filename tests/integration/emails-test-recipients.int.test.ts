@@ -1,32 +1,25 @@
-import { useTestEnv } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
 import { mailerRpc } from '../support/rpc.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * What a test-mode email's recipients read as (sent with a test key: stored with status `test`,
  * never relayed), in every view that shows them: the project route (with either key), the admin
  * routes and RPC; for emails stored now and for those an earlier release stored.
  */
-const te = useTestEnv()
-const stack = new Stack(te, { DEV_ROUTES: 'true' })
-let client: ReturnType<typeof api>
+const { te, client } = useStack(['auth', 'email', 'gateway'], { env: { DEV_ROUTES: 'true' } })
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let nc: NatsConnection
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   nc = await connect({ servers: te.natsUrl })
 })
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
 })
 
 const sendTest = async (over: Record<string, unknown> = {}) => {

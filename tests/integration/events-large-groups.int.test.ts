@@ -1,38 +1,28 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
-import { Seeder } from '../support/seed.js'
-import { Stack } from '../support/stack.js'
-import { Receiver } from '../support/webhooks.js'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 
 // Every event of an email carries its tags (up to 50, keys of 64 characters, values of 256: about
 // 48 KB in a script of three bytes a character). The events one write records travel together,
 // up to 100 in a message; emails with such tags accepted or delivered together must still have
 // every event reach the webhook, whatever NATS's 1 MiB message limit.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT: '100000' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
-let seed: Seeder
-let rx: Receiver
 let live: string
 const DOMAIN = 'mail.heavy-tags.test'
+const { te, stack, client, receiver, seed } = useStack(['auth', 'email', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT: '100000' },
+  receiver: true,
+  seed: true,
+  before: () =>
+    stack.start('dispatcher', { MAIL_TRANSPORT: 'file', MAIL_OUTBOX_DIR: `/tmp/${te.natsPrefix}-outbox` }),
+})
 
 beforeAll(async () => {
-  rx = await Receiver.start()
-  seed = await Seeder.open(te)
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'file', MAIL_OUTBOX_DIR: `/tmp/${te.natsPrefix}-outbox` })
-  await stack.startAll(['auth', 'email', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
   const p = await createProject(client, 'heavy-tags')
   live = p.live
   await seed.domain(p.project.id, DOMAIN)
-  expect((await client.post('/v1/webhooks', live, { url: rx.url() })).status).toBe(201)
+  expect((await client.post('/v1/webhooks', live, { url: receiver.url() })).status).toBe(201)
 }, 60_000)
-afterAll(async () => {
-  await stack.stopAll()
-  await seed.close()
-  await rx.close()
-})
 
 const tags = (n: number): Record<string, string> =>
   Object.fromEntries(
@@ -73,7 +63,9 @@ describe('events of emails with many long tags', () => {
       { timeoutMs: 30_000, what: 'every email delivered' },
     )
     const seen = (type: string) =>
-      new Set(rx.requests.filter((r) => r.body?.type === type).map((r) => r.body.data.emailId as string))
+      new Set(
+        receiver.requests.filter((r) => r.body?.type === type).map((r) => r.body.data.emailId as string),
+      )
     await waitFor(
       () => ids.every((id) => seen('email.queued').has(id) && seen('email.delivered').has(id)) || null,
       { timeoutMs: 30_000, what: 'every email.queued and email.delivered at the webhook' },

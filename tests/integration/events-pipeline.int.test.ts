@@ -1,56 +1,40 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
-import { Receiver } from '../support/webhooks.js'
+import { useStack } from '../support/use-stack.js'
 
 // Which events the whole pipeline emits (gateway, auth, email, dispatcher through a real SMTP
 // relay, webhook to a real HTTP receiver), and that one event is the same in its three places:
 // the webhook body, the email's timeline (GET /v1/emails/:id) and GET /v1/events.
 // Platform-limit retries wait 3 s and transient ones 0.2-0.5 s, with 2 retries, so a whole
 // schedule runs in moments.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200' })
-const stack = new Stack(te)
-let relay: TestRelay
-let receiver: Receiver
-let client: ReturnType<typeof api>
-let acme: Awaited<ReturnType<typeof projectWithDomain>>
-
-beforeAll(async () => {
-  relay = await TestRelay.start()
-  // Per-domain answers at RCPT TO: a hard bounce, a transient 4xx, the relay's sending quota.
-  relay.rcpt = (a) =>
-    a.endsWith('@dead.example')
-      ? { code: 550, message: '5.1.1 No such user' }
-      : a.endsWith('@slow.example')
-        ? { code: 451, message: '4.3.0 Try again later' }
-        : a.endsWith('@quota.example')
-          ? { code: 452, message: '4.5.3 Daily sending quota exceeded' }
-          : 'accept'
-  receiver = await Receiver.start()
-  await stack.startAll(['auth', 'email', 'webhook', 'gateway'])
-  await stack.start('dispatcher', {
-    MAIL_TRANSPORT: 'smtp',
-    SMTP_URL: relay.url,
-    SMTP_TIMEOUT_SECONDS: '5',
+const { client, relay, receiver } = useStack(['auth', 'email', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200' },
+  dispatcher: {
     RETRY_BASE_SECONDS: '0.2',
     RETRY_MAX_SECONDS: '0.5',
     PLATFORM_LIMIT_RETRY_SECONDS: '3',
     MAX_RETRIES: '2',
     BREAKER_MIN_CALLS: '10000',
-  })
-  client = api(stack.gatewayUrl)
+  },
+  receiver: true,
+})
+// Per-domain answers at RCPT TO: a hard bounce, a transient 4xx, the relay's sending quota.
+relay.rcpt = (a) =>
+  a.endsWith('@dead.example')
+    ? { code: 550, message: '5.1.1 No such user' }
+    : a.endsWith('@slow.example')
+      ? { code: 451, message: '4.3.0 Try again later' }
+      : a.endsWith('@quota.example')
+        ? { code: 452, message: '4.5.3 Daily sending quota exceeded' }
+        : 'accept'
+let acme: Awaited<ReturnType<typeof projectWithDomain>>
+
+beforeAll(async () => {
   acme = await projectWithDomain(client, 'acme')
   const hook = await client.post('/v1/webhooks', acme.live, { url: receiver.url() })
   expect(hook.status).toBe(201)
 }, 60_000)
-afterAll(async () => {
-  await stack.stopAll()
-  await relay.stop()
-  await receiver.close()
-})
 
 const send = async (body: Record<string, unknown>) => {
   const r = await client.post('/v1/emails', acme.live, {

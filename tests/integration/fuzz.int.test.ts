@@ -1,7 +1,6 @@
 import { ERROR_CODES, ERROR_TYPE_BY_STATUS } from '@mailer/contracts'
-import { useTestEnv } from '@mailer/testing'
 import fc from 'fast-check'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql, tableDigests } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
 import { checkProperty } from '../support/fuzz-check.js'
@@ -9,9 +8,9 @@ import { type Creds, frame, oddAuth, otherHeaders, validAuth } from '../support/
 import { type FuzzResponse, send } from '../support/fuzz-http.js'
 import { bodyFor, queryFor, weirdSegment } from '../support/fuzz-inputs.js'
 import { type Served, servedRoutes } from '../support/fuzz-routes.js'
-import { api, createProject } from '../support/http.js'
+import { createProject } from '../support/http.js'
 import { availableServices } from '../support/services.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /**
  * Throws malformed bodies, query strings, ids and headers at every route the gateway serves (the
@@ -19,14 +18,10 @@ import { Stack } from '../support/stack.js'
  * /openapi.json, paths it does not serve) and checks that each gets an answer, that the answer is
  * a contract error (never a 5xx, never a bare status), and that no row of any table changed.
  */
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'false' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client } = useStack(availableServices(), { testEnv: { WEBHOOK_ALLOW_PRIVATE: 'false' } })
 let creds: Creds
 
 beforeAll(async () => {
-  await stack.startAll(availableServices())
-  client = api(stack.gatewayUrl)
   const { live, test } = await createProject(client, 'fuzz')
   const origin = new URL(stack.gatewayUrl).origin
   const signin = await fetch(`${stack.gatewayUrl}/dashboard/api/session`, {
@@ -42,7 +37,6 @@ beforeAll(async () => {
   const { csrfToken } = (await signin.json()) as { csrfToken: string }
   creds = { live, test, admin: client.admin, cookie, csrf: csrfToken, origin }
 }, 60_000)
-afterAll(() => stack.stopAll())
 
 /** Paths nothing serves, /metrics included (it is on METRICS_PORT, not here). */
 const UNSERVED: Served[] = [

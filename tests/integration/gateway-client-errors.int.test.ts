@@ -1,21 +1,17 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { api } from '../support/http.js'
 import { type RawResponse, rawExchange } from '../support/raw-http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // What Node's HTTP server refuses before express sees a request. Node answered these by itself
 // with a bare status line, no body and no X-Request-Id, which no SDK can read as an API error.
 
-const te = useTestEnv()
-const stack = new Stack(te)
+const { stack } = useStack(['gateway'])
 let port = 0
 
-beforeAll(async () => {
-  await stack.start('gateway')
+beforeAll(() => {
   port = Number(new URL(stack.gatewayUrl).port)
 })
-afterAll(() => stack.stopAll())
 
 /** The contract's error body, nothing else, with the headers every answer carries. */
 function expectContractError(r: RawResponse, status: number, code: string): void {

@@ -1,8 +1,8 @@
 import { connect } from 'node:net'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { rawExchange } from '../support/raw-http.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * A request whose body stops arriving (a Content-Length larger than what is sent) waited for
@@ -10,15 +10,12 @@ import { ADMIN_KEY, Stack } from '../support/stack.js'
  * REQUEST_READ_TIMEOUT_SECONDS (1 s here, 30 s by default), while a body that keeps coming, however
  * slowly in all, is read to the end.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
+const { stack } = useStack(['auth', 'gateway'], { overrides: { REQUEST_READ_TIMEOUT_SECONDS: '1' } })
 let port = 0
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway'], { REQUEST_READ_TIMEOUT_SECONDS: '1' })
   port = Number(new URL(stack.gatewayUrl).port)
 })
-afterAll(() => stack.stopAll())
 
 /** Sends `head`, then each of `chunks` after `gapMs`; resolves with the raw answer once closed. */
 function slowRequest(head: string, chunks: string[], gapMs: number): Promise<string> {

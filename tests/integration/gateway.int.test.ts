@@ -1,17 +1,9 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { api, createProject } from '../support/http.js'
 import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
-const te = useTestEnv()
-const stack = new Stack(te, { MAX_BODY_BYTES: '2048' })
-let client: ReturnType<typeof api>
-
-beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway'])
-  client = api(stack.gatewayUrl)
-})
-afterAll(() => stack.stopAll())
+const { te, stack, client } = useStack(['auth', 'gateway'], { env: { MAX_BODY_BYTES: '2048' } })
 
 describe('gateway limits and health', () => {
   it('a body over MAX_BODY_BYTES is 413 payload_too_large', async () => {

@@ -1,25 +1,18 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The form in which free text is stored: names trimmed alike on every resource, subjects free of
 // control characters from the moment they are saved, address limits on the stored address, one
 // form per domain. Through the gateway, as a client sees it.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { client } = useStack(['auth', 'email', 'broadcast', 'gateway'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let audienceId: string
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   audienceId = (await client.post('/v1/audiences', acme.live, { name: 'Everyone' })).body.id
 })
-afterAll(() => stack.stopAll())
 
 const draft = (over: Record<string, unknown> = {}) =>
   client.post('/v1/broadcasts', acme.live, {

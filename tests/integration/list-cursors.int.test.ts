@@ -1,22 +1,15 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Every list pages with an opaque cursor; one list's cursor handed to another must be refused, not
 // read as a position in the wrong table (the email, event and delivery lists: admin-emails test).
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { client } = useStack(['auth', 'email', 'broadcast', 'gateway'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme', 'news.acme.test')
 })
-afterAll(() => stack.stopAll())
 
 describe('list cursors', () => {
   it('a cursor another list returned is 400 invalid_query on the template, contact, audience and broadcast lists', async () => {

@@ -1,8 +1,8 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { TcpProxy } from '../support/infra.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { fakeId } from '../support/webhooks.js'
 
 /**
@@ -12,9 +12,8 @@ import { fakeId } from '../support/webhooks.js'
  * Prometheus' scrape timeout, so the pod's every metric went missing with them. The services reach
  * PostgreSQL through a proxy the test hangs.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
 let pgProxy: TcpProxy
+const { te, stack } = useStack([], { after: () => pgProxy.close() })
 
 /** Prometheus' default `scrape_timeout`: a page that takes longer is a failed scrape. */
 const SCRAPE_TIMEOUT_MS = 10_000
@@ -41,11 +40,9 @@ beforeAll(async () => {
       [fakeId('bc'), fakeId('aud')],
     )
 })
-afterAll(async () => {
+afterAll(() => {
   pgProxy.cut()
   pgProxy.restore()
-  await stack.stopAll()
-  await pgProxy.close()
 })
 
 /** A sample's value on the service's /metrics page (undefined when absent). */

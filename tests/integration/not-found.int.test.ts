@@ -1,24 +1,19 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * A 404 for something the path named carries `param`, the name of that path parameter
  * (contract.md: `param` is the offending parameter). Emails, webhooks, projects and keys said
  * `param: 'id'` (or `slug`); templates, contacts, audiences and broadcasts said none.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { client } = useStack(['auth', 'email', 'webhook', 'broadcast', 'gateway'])
 let acme: Awaited<ReturnType<typeof createProject>>
 let webhookId = ''
 
 const ULID = '01ARZ3NDEKTSV4RRFFQ69G5FAV'
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'webhook', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await createProject(client, 'acme')
   webhookId = (await client.post('/v1/webhooks', acme.live, { url: 'https://example.com/hook' })).body.id
   const t = await client.post('/v1/templates', acme.live, {
@@ -28,7 +23,6 @@ beforeAll(async () => {
   })
   expect(t.status).toBe(201)
 })
-afterAll(() => stack.stopAll())
 
 type Case = [method: string, path: string, code: string, param: string, body?: unknown]
 

@@ -1,22 +1,18 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { api } from '../support/http.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The document's schemas against what the running API really answers: a client generated from
 // GET /openapi.json must accept every real answer, and send bodies the API accepts.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { client } = useStack(['auth', 'email', 'webhook', 'broadcast', 'analytics', 'gateway'], {
+  timeout: 120_000,
+})
 let doc: any
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'webhook', 'broadcast', 'analytics', 'gateway'])
-  client = api(stack.gatewayUrl)
   doc = (await client.get('/openapi.json')).body
 }, 120_000)
-afterAll(() => stack.stopAll())
 
 /** A JSON Schema of the document as zod, its `#/components/schemas` references resolved. */
 function schemaAt(schema: unknown): z.ZodType {

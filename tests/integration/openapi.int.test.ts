@@ -1,22 +1,17 @@
 import { ROUTES } from '@mailer/contracts'
 import { type DocumentedOperation, documentedOperations, toOpenApiPath } from '@mailer/openapi'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api } from '../support/http.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Only auth and the gateway: a documented route whose service is not running still answers
 // (401/403/404 project_not_found/503), and only a route the gateway does not serve is
 // 404 route_not_found or 405 method_not_allowed.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { client } = useStack(['auth', 'gateway'])
 let doc: any
 let projectKey: string
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway'])
-  client = api(stack.gatewayUrl)
   await client.post('/v1/admin/projects', ADMIN_KEY, { slug: 'docs', name: 'Docs' })
   projectKey = (await client.post('/v1/admin/projects/docs/api-keys', ADMIN_KEY, { name: 'k', mode: 'test' }))
     .body.key
@@ -24,7 +19,6 @@ beforeAll(async () => {
   expect(r.status).toBe(200)
   doc = r.body
 })
-afterAll(() => stack.stopAll())
 
 const concrete = (path: string) => path.replace(':slug', 'docs').replace(/:([A-Za-z]+)/g, 'x')
 

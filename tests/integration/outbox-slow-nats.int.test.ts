@@ -1,35 +1,31 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
+import { waitFor } from '@mailer/testing'
+import { describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
 import { TcpProxy } from '../support/infra.js'
 import { Seeder } from '../support/seed.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { makeEvent, Receiver } from '../support/webhooks.js'
 
 // The outbox sweeper re-publishes what a process left behind (it died between its commit and the
 // publish, or NATS was away). Over a slow path to NATS (30 ms there and back, a NATS in another
 // zone, or one busy catching up after an outage) it must still get through a backlog of more
 // than one pass: every event left behind reaches the webhook.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
 let seed: Seeder
 let rx: Receiver
 let proxy: TcpProxy
 const LEFT_BEHIND = 700
-
-beforeAll(async () => {
-  rx = await Receiver.start()
-  seed = await Seeder.open(te)
-  proxy = await TcpProxy.start(Number(new URL(te.natsUrl).port || 4222), 15)
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
-}, 60_000)
-afterAll(async () => {
-  await stack.stopAll()
-  await seed.close()
-  await rx.close()
-  await proxy.close()
+const { te, stack, client } = useStack(['auth', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true' },
+  before: async () => {
+    rx = await Receiver.start()
+    seed = await Seeder.open(te)
+    proxy = await TcpProxy.start(Number(new URL(te.natsUrl).port || 4222), 15)
+  },
+  after: async () => {
+    await seed.close()
+    await rx.close()
+    await proxy.close()
+  },
 })
 
 describe('outbox sweeper over a slow path to NATS', () => {

@@ -1,22 +1,15 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Keys named like Object.prototype's members, as a JSON body carries them: JSON.parse makes
 // `__proto__` an own key (an object literal would set the prototype instead).
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { client } = useStack(['auth', 'email', 'broadcast', 'gateway'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme', 'acme.test')
 })
-afterAll(() => stack.stopAll())
 
 const json = (text: string) => JSON.parse(text) as Record<string, unknown>
 

@@ -1,8 +1,6 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * Query parameters are plain strings (interface.md), one each. Express reads `project[]=alpha` as
@@ -11,17 +9,12 @@ import { Stack } from '../support/stack.js'
  * every project summed while the admin believed they saw alpha's. Both are 400 `invalid_query`
  * naming the parameter, on every route with a query.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { client } = useStack(['auth', 'email', 'analytics', 'webhook', 'gateway'])
 let alpha: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'analytics', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
   alpha = await projectWithDomain(client, 'alpha')
 })
-afterAll(() => stack.stopAll())
 
 const refused = async (path: string, key: string, param: string) => {
   const r = await client.get(path, key)

@@ -1,24 +1,18 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { metricValue } from '../support/webhooks.js'
 
 // The send-queue gauges MailerSendQueueStalled reads. No dispatcher runs here, so accepted emails
 // stay queued; retries and ages are made by changing rows.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client } = useStack(['auth', 'email', 'gateway'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme', 'queue.acme.test')
 })
-afterAll(() => stack.stopAll())
 
 const send = async (to: string) => {
   const r = await client.post('/v1/emails', acme.live, email(acme.from, { to }))

@@ -1,18 +1,15 @@
 import { MailerApiError, MailerRpcClient } from '@mailer/client'
-import { useTestEnv } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 
 /*
  * MailerRpc (interface.md part 4 "RPC", part 7 "RPC errors"; contract.md part 6) against the real
  * email and auth services, called from a plain NATS connection as an in-cluster worker would.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client } = useStack(['auth', 'email', 'gateway'])
 let nc: NatsConnection
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let other: Awaited<ReturnType<typeof projectWithDomain>>
@@ -20,15 +17,12 @@ const enc = new TextEncoder()
 const dec = new TextDecoder()
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   other = await projectWithDomain(client, 'other')
   nc = await connect({ servers: te.natsUrl })
 })
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
 })
 
 /** The raw reply text of `rpc.<subject>` (prefixed like every subject of this deployment). */

@@ -1,12 +1,11 @@
 import { AdminClient, MailerClient } from '@mailer/client'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // iterate() against the real gateway: a caller's signal stops a walk over pages, between pages
 // and during a page request. Each page request goes through a fetch that records it.
-const te = useTestEnv()
-const stack = new Stack(te)
+const { stack } = useStack(['auth', 'email', 'gateway'])
 let client: MailerClient
 const requests: { url: string; signal: AbortSignal | null | undefined; outcome: Promise<string> }[] = []
 /** Runs when a page request has just been sent (before any answer can arrive). */
@@ -24,7 +23,6 @@ const recordingFetch: typeof fetch = (input, init) => {
 }
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
   const admin = new AdminClient({ adminKey: ADMIN_KEY, baseUrl: stack.gatewayUrl })
   await admin.projects.create({ slug: 'pages', name: 'Pages' })
   await admin.project('pages').domains.setup('pages.test')
@@ -33,7 +31,6 @@ beforeAll(async () => {
   for (const to of ['a@example.com', 'b@example.com', 'c@example.com'])
     await client.emails.send({ from: 'hello@pages.test', to, subject: 'Page', text: 'x' })
 })
-afterAll(() => stack.stopAll())
 
 /** Walks `emails.iterate` one email per page; what it yielded, and what it threw. */
 async function walk(signal: AbortSignal, onItem: () => void = () => undefined) {

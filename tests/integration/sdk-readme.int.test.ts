@@ -1,12 +1,12 @@
 import { fileURLToPath } from 'node:url'
 import * as client from '@mailer/client'
 import { AdminClient, MailerClient } from '@mailer/client'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import * as nats from 'nats'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { runnable, tsBlocks, typecheckBlocks } from '../support/readme-blocks.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
-import { Receiver } from '../support/webhooks.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The SDK's README is its user's guide: every ```ts block must compile as a user's module and
 // do what it says against the real services. The names a block leaves to the reader (`input`,
@@ -14,10 +14,11 @@ import { Receiver } from '../support/webhooks.js'
 // two addresses the README writes for "your deployment" become the test's gateway and NATS.
 const README = fileURLToPath(new URL('../../libs/client/README.md', import.meta.url))
 const blocks = tsBlocks(README)
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200' })
-const stack = new Stack(te)
+const { te, stack, receiver } = useStack(['auth', 'email', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200' },
+  receiver: true,
+})
 let admin: AdminClient
-let receiver: Receiver
 
 const GLOBALS = `
 declare const userId: string
@@ -32,13 +33,7 @@ declare const express: typeof import('express')
 `
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'webhook', 'gateway'])
   admin = new AdminClient({ adminKey: ADMIN_KEY, baseUrl: stack.gatewayUrl })
-  receiver = await Receiver.start()
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await receiver.close()
 })
 
 const savedEnv = { ...process.env }

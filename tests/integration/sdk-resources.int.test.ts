@@ -1,36 +1,31 @@
 import { AdminClient, ENDPOINTS, MailerClient } from '@mailer/client'
 import { ROUTES } from '@mailer/contracts'
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { shapeCheckingFetch } from '../support/answer-shapes.js'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
-import { Receiver } from '../support/webhooks.js'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Every SDK method against the real services, each answer held to its route's response schema
 // (tests/support/answer-shapes.ts): the SDK returns the API's answers as they are, and its types
 // are held to those schemas at type-check time, so this closes the loop with what is really sent.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200', DEV_ROUTES: 'true' })
-const stack = new Stack(te)
+const { stack, receiver } = useStack(['auth', 'email', 'webhook', 'broadcast', 'analytics', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200', DEV_ROUTES: 'true' },
+  receiver: true,
+})
 const problems: string[] = []
 const checked = new Set<string>()
 let admin: AdminClient
 let mailer: MailerClient
-let receiver: Receiver
 const from = 'Shapes <hello@shapes.test>'
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'webhook', 'broadcast', 'analytics', 'gateway'])
   const opts = { baseUrl: stack.gatewayUrl, fetch: shapeCheckingFetch(problems, checked) }
   admin = new AdminClient({ ...opts, adminKey: ADMIN_KEY })
   await admin.projects.create({ slug: 'shapes', name: 'Shapes' })
   await admin.domains.setup('shapes', 'shapes.test')
   const { key } = await admin.apiKeys.create('shapes', { name: 'live', mode: 'live' })
   mailer = new MailerClient({ ...opts, apiKey: key })
-  receiver = await Receiver.start()
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await receiver.close()
 })
 
 describe('every SDK method answers its route’s shape', () => {

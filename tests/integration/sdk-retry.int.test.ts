@@ -1,26 +1,25 @@
 import { AdminClient, MailerApiError, MailerClient, type RetryInfo } from '@mailer/client'
-import { useTestEnv } from '@mailer/testing'
 import { connect } from 'nats'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The SDK's retry rules (interface.md part 8) against the real gateway and email service, with
 // a deployment limit of 2 live emails per 10-second window so that limits show at once.
 const PERIOD_MS = 10_000
-const te = useTestEnv()
 // A short upstream time-out: one test stands in for a service that applies a write and answers too late.
-const stack = new Stack(te, {
-  RATE_LIMIT: '2',
-  RATE_PERIOD: String(PERIOD_MS / 1000),
-  UPSTREAM_TIMEOUT_MS: '1500',
+const { te, stack } = useStack(['auth', 'email', 'gateway'], {
+  env: {
+    RATE_LIMIT: '2',
+    RATE_PERIOD: String(PERIOD_MS / 1000),
+    UPSTREAM_TIMEOUT_MS: '1500',
+  },
 })
 let admin: AdminClient
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
   admin = new AdminClient({ adminKey: ADMIN_KEY, baseUrl: stack.gatewayUrl })
 })
-afterAll(() => stack.stopAll())
 
 async function liveKey(slug: string, extra: { dailyLimit?: number } = {}) {
   await admin.projects.create({ slug, name: slug, ...extra })

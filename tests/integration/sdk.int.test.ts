@@ -5,25 +5,20 @@ import {
   MailerConnectionError,
   verifyWebhook,
 } from '@mailer/client'
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADMIN_KEY, Stack } from '../support/stack.js'
-import { Receiver } from '../support/webhooks.js'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_KEY } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // The SDK against the real services over real HTTP: every call below is a user's call.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200' })
-const stack = new Stack(te)
+const { stack, receiver } = useStack(['auth', 'email', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200' },
+  receiver: true,
+})
 let admin: AdminClient
-let receiver: Receiver
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'webhook', 'gateway'])
   admin = new AdminClient({ adminKey: ADMIN_KEY, baseUrl: stack.gatewayUrl })
-  receiver = await Receiver.start()
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await receiver.close()
 })
 
 /** A project with a verified domain and a client for each key mode. */

@@ -1,27 +1,25 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
 import { api } from '../support/http.js'
 import { type SpawnedService, spawnService } from '../support/processes.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 /**
  * SIGTERM as Kubernetes sends it, to the real service process while it has work in flight: what
  * it accepted is answered and kept, nothing gets a 500, and the process exits 0 on its own.
  */
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { stack, client } = useStack(['auth', 'gateway'], {
+  overrides: { UPSTREAM_TIMEOUT_MS: '5000' },
+  timeout: 90_000,
+})
 const children: SpawnedService[] = []
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway'], { UPSTREAM_TIMEOUT_MS: '5000' })
-  client = api(stack.gatewayUrl)
   children.push(await spawnService('email', stack.env({ RATE_LIMIT: '100000' })))
 }, 90_000)
 afterAll(async () => {
   for (const c of children) await c.kill()
-  await stack.stopAll()
 })
 
 const exitCode = (s: SpawnedService) =>

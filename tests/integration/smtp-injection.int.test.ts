@@ -1,34 +1,21 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { simpleParser } from 'mailparser'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
 import { allParts, decodedBody, field, parseMime, rfc2231 } from '../support/mime.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // What a project can put in the message that reaches the relay: nothing of the send input may add
 // a mailbox to From, replace a field the service owns, or smuggle control characters into a header.
 // Checked on the raw bytes a real SMTP server received, not on the API's answer alone.
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let client: ReturnType<typeof api>
+const { client, relay } = useStack(['auth', 'email', 'gateway'], { dispatcher: true })
 let live: string
 let domain: string
 
 beforeAll(async () => {
-  relay = await TestRelay.start()
-  await stack.startAll(['auth', 'email', 'gateway'])
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
-  client = api(stack.gatewayUrl)
   const p = await projectWithDomain(client, 'smtp-inject', 'mail.inject.test')
   live = p.live
   domain = p.domain
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await relay.stop()
 })
 
 /** Sends (202 expected) and answers the raw message the relay received. */

@@ -1,22 +1,16 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { client } = useStack(['auth', 'email', 'gateway'])
 let project: Awaited<ReturnType<typeof createProject>>
 
 const add = (body: unknown) => client.post('/v1/admin/suppressions', client.admin, body)
 const list = (query = '') => client.get(`/v1/admin/suppressions${query}`, client.admin)
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   project = await createProject(client, 'acme')
 })
-afterAll(() => stack.stopAll())
 
 describe('adding suppressions', () => {
   it('adds an address lower-cased, with reason manual by default', async () => {

@@ -1,22 +1,13 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { beforeAll, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { sql } from '../support/webhooks.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, client } = useStack(['auth', 'email', 'gateway'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
-})
-afterAll(async () => {
-  await stack.stopAll()
 })
 
 it('a restore checks the old content as a save does: a version no render can pass is refused', async () => {

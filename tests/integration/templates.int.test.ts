@@ -1,15 +1,10 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { simpleParser } from 'mailparser'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let relay: TestRelay
-let client: ReturnType<typeof api>
+const { client, relay } = useStack(['auth', 'email', 'gateway'], { dispatcher: true })
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let other: Awaited<ReturnType<typeof projectWithDomain>>
 
@@ -24,16 +19,8 @@ const WELCOME = {
 }
 
 beforeAll(async () => {
-  relay = await TestRelay.start()
-  await stack.startAll(['auth', 'email', 'gateway'])
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   other = await projectWithDomain(client, 'other')
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await relay.stop()
 })
 
 const create = (body: unknown, key = acme.live) => client.post('/v1/templates', key, body)

@@ -1,33 +1,29 @@
 import { EventsOnStream, newId } from '@mailer/contracts'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { analyticsDrained } from '../support/analytics-events.js'
 import { sql } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
 import { streamEvents, streamMessages } from '../support/streams.js'
-import { metricValue, Receiver } from '../support/webhooks.js'
+import { useStack } from '../support/use-stack.js'
+import { metricValue } from '../support/webhooks.js'
 
 // A backlog of opens and clicks (a large broadcast's opens, or what piled up on the TRACKING
 // stream while no email replica ran) is recorded in groups, one transaction per group instead of
 // one per hit, with every hit still recorded once: repeats, redeliveries and hits for deleted
 // emails add nothing, and a hit that cannot be written does not hold up the others. A group's
 // events are announced together, in group messages, and webhooks and analytics hear each once.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client, receiver } = useStack(['auth', 'email', 'gateway', 'webhook', 'analytics'], {
+  overrides: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+  },
+  receiver: true,
+})
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let nc: NatsConnection
-let receiver: Receiver
 
 beforeAll(async () => {
-  receiver = await Receiver.start()
-  await stack.startAll(['auth', 'email', 'gateway', 'webhook', 'analytics'], {
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-  })
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   const hook = await client.post('/v1/webhooks', acme.live, {
     url: receiver.url(),
@@ -41,8 +37,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
-  await receiver?.close()
 })
 
 const EMAILS = 50

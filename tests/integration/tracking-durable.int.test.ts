@@ -1,36 +1,27 @@
 import { newId } from '@mailer/contracts'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { simpleParser } from 'mailparser'
 import { connect, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestRelay } from '../support/smtp-relay.js'
 import { streamEvents, streamMessages } from '../support/streams.js'
-import { startTrackingStack, TRACKING_PUBLIC_URL, trackingStack } from '../support/tracking-stack.js'
-import { metricValue, type Receiver, verifyWebhook } from '../support/webhooks.js'
+import { TRACKING_PUBLIC_URL, trackingProject, useTrackingStack } from '../support/tracking-stack.js'
+import { metricValue, verifyWebhook } from '../support/webhooks.js'
 
 // Opens and clicks go through the TRACKING stream: a hit made while no email replica runs (a
 // restart, a rollout of a single replica) waits there and is recorded once one is back, instead of
 // being logged as lost. A hit given to the email service twice is recorded once.
 const PUBLIC_URL = TRACKING_PUBLIC_URL
-const te = useTestEnv()
-const stack = trackingStack(te)
-type Setup = Awaited<ReturnType<typeof startTrackingStack>>
-let relay: TestRelay
-let receiver: Receiver
-let client: Setup['client']
-let acme: Setup['acme']
+const { te, stack, client, relay, receiver } = useTrackingStack()
+let acme: Awaited<ReturnType<typeof trackingProject>>['acme']
 let secret: string
 let nc: NatsConnection
 
 beforeAll(async () => {
-  ;({ relay, receiver, client, acme, secret } = await startTrackingStack(stack))
+  ;({ acme, secret } = await trackingProject(client, receiver))
   nc = await connect({ servers: te.natsUrl })
 })
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
-  await relay?.stop()
-  await receiver?.close()
 })
 
 const TARGET = 'https://shop.example/item?a=1'

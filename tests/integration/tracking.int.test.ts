@@ -1,28 +1,17 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { simpleParser } from 'mailparser'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestRelay } from '../support/smtp-relay.js'
-import { startTrackingStack, TRACKING_PUBLIC_URL, trackingStack } from '../support/tracking-stack.js'
-import { metricValue, type Receiver, verifyWebhook } from '../support/webhooks.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { TRACKING_PUBLIC_URL, trackingProject, useTrackingStack } from '../support/tracking-stack.js'
+import { metricValue, verifyWebhook } from '../support/webhooks.js'
 
 // Links in emails point at PUBLIC_URL; the test follows them at the gateway's real address.
 const PUBLIC_URL = TRACKING_PUBLIC_URL
-const te = useTestEnv()
-const stack = trackingStack(te)
-type Setup = Awaited<ReturnType<typeof startTrackingStack>>
-let relay: TestRelay
-let receiver: Receiver
-let client: Setup['client']
-let acme: Setup['acme']
+const { stack, client, relay, receiver } = useTrackingStack()
+let acme: Awaited<ReturnType<typeof trackingProject>>['acme']
 let secret: string
 
 beforeAll(async () => {
-  ;({ relay, receiver, client, acme, secret } = await startTrackingStack(stack))
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await relay?.stop()
-  await receiver?.close()
+  ;({ acme, secret } = await trackingProject(client, receiver))
 })
 
 /** A public link from a delivered email, fetched at the gateway (redirects not followed). */

@@ -1,29 +1,22 @@
-import { useTestEnv } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Valid JSON that cannot be stored (a NUL, a lone UTF-16 surrogate: PostgreSQL's jsonb refuses
 // both) or passed on (nesting that overflowed the encoder's stack) is a contract error on every
 // route, and an item error in place in a batch; it was a 500 before.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client } = useStack(['auth', 'email', 'broadcast', 'webhook', 'gateway'])
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 let nc: NatsConnection
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'email', 'broadcast', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
   nc = await connect({ servers: te.natsUrl })
 })
 afterAll(async () => {
   await nc?.close()
-  await stack.stopAll()
 })
 
 const emailCount = async () => (await sql(te, 'SELECT count(*)::int AS n FROM emails'))[0].n as number

@@ -1,31 +1,22 @@
 import { Links } from '@mailer/links'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { simpleParser } from 'mailparser'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
-import { api } from '../support/http.js'
-import { TestRelay } from '../support/smtp-relay.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 
 // Unsubscribe links point at PUBLIC_URL; the test follows them at the gateway's real address.
 const PUBLIC_URL = 'https://links.mailer.test'
 const SECRET = 'unsubscribe-secret-for-tests-0123456789'
-const te = useTestEnv()
-const stack = new Stack(te, { PUBLIC_URL, TRACKING_SECRET: SECRET })
-let relay: TestRelay
-let client: ReturnType<typeof api>
+const { stack, client, relay } = useStack(['auth', 'email', 'broadcast', 'gateway'], {
+  env: { PUBLIC_URL, TRACKING_SECRET: SECRET },
+  overrides: { BROADCAST_POLL_MS: '50' },
+  dispatcher: true,
+})
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
 
 beforeAll(async () => {
-  relay = await TestRelay.start()
-  await stack.startAll(['auth', 'email', 'broadcast', 'gateway'], { BROADCAST_POLL_MS: '50' })
-  await stack.start('dispatcher', { MAIL_TRANSPORT: 'smtp', SMTP_URL: relay.url, SMTP_TIMEOUT_SECONDS: '5' })
-  client = api(stack.gatewayUrl)
   acme = await projectWithDomain(client, 'acme')
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await relay.stop()
 })
 
 const at = (url: string) => {

@@ -1,23 +1,12 @@
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib'
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
-import { listDeliveries, projectWithReceiver, type Receiver, type Reply } from '../support/webhooks.js'
+import { waitFor } from '@mailer/testing'
+import { describe, expect, it } from 'vitest'
+import { useStack } from '../support/use-stack.js'
+import { listDeliveries, projectWithReceiver, type Reply } from '../support/webhooks.js'
 
 // What a delivery stores of its receiver's answer, as the API shows it (the dashboard shows the same).
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
-const receivers: Receiver[] = []
-
-beforeAll(async () => {
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await Promise.all(receivers.map((r) => r.close()))
+const { client, receivers } = useStack(['auth', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' },
 })
 
 let n = 0

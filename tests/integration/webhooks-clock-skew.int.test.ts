@@ -1,35 +1,28 @@
 import { CONSUMERS } from '@mailer/contracts'
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { email } from '../support/emails.js'
-import { api } from '../support/http.js'
 import { Seeder } from '../support/seed.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { EventPublisher, makeEvent, projectWithReceiver, type Receiver } from '../support/webhooks.js'
 
 // A webhook's createdAt comes from the webhook service's clock, an event's from the clock of the
 // service that recorded it. Pods on different nodes disagree a little: a user who creates a webhook
 // and sends at once must still get the email's events when the email service's clock runs behind.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
 let seed: Seeder
 let events: EventPublisher
 let nc: NatsConnection
 const receivers: Receiver[] = []
 const DOMAIN = 'mail.skew.test'
-
-beforeAll(async () => {
-  seed = await Seeder.open(te)
-  events = await EventPublisher.connect(te)
-  nc = await connect({ servers: te.natsUrl })
-  await stack.startAll(['auth', 'email', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
-}, 60_000)
-afterAll(async () => {
-  await stack.stopAll()
-  await Promise.all([seed.close(), events.close(), nc.close(), ...receivers.map((r) => r.close())])
+const { te, stack, client } = useStack(['auth', 'email', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true' },
+  before: async () => {
+    seed = await Seeder.open(te)
+    events = await EventPublisher.connect(te)
+    nc = await connect({ servers: te.natsUrl })
+  },
+  after: () => Promise.all([seed.close(), events.close(), nc.close(), ...receivers.map((r) => r.close())]),
 })
 
 /** True once the webhook service's fan-out has handled (acked) every event on the stream. */

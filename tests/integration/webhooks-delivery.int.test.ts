@@ -1,7 +1,7 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 import {
   EventPublisher,
   listDeliveries,
@@ -17,26 +17,19 @@ import {
 } from '../support/webhooks.js'
 
 // A short retry schedule (waits of 1 s, 1 s, 2 s: four attempts) and a 1.5 s time-out.
-const te = useTestEnv({
-  WEBHOOK_ALLOW_PRIVATE: 'true',
-  WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,2',
-  WEBHOOK_TIMEOUT_MS: '1500',
-  WEBHOOK_POLL_MS: '500',
+const { te, stack, client, receivers } = useStack(['auth', 'webhook', 'gateway'], {
+  testEnv: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,2',
+    WEBHOOK_TIMEOUT_MS: '1500',
+    WEBHOOK_POLL_MS: '500',
+  },
+  after: () => events.close(),
 })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
 let events: EventPublisher
-const receivers: Receiver[] = []
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
   events = await EventPublisher.connect(te)
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await events.close()
-  await Promise.all(receivers.map((r) => r.close()))
 })
 
 let n = 0

@@ -1,14 +1,12 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useStack } from '../support/use-stack.js'
 import {
   EventPublisher,
   listDeliveries,
   makeEvent,
   projectWithReceiver,
   type Received,
-  type Receiver,
   type Reply,
   sleep,
 } from '../support/webhooks.js'
@@ -17,26 +15,19 @@ import {
 // the webhook is disabled: the attempt time-out is long enough that none of them times out first,
 // however slow the machine (with webhooks-delivery's 1.5 s one, a busy run could time the held
 // request out before the receiver answered it).
-const te = useTestEnv({
-  WEBHOOK_ALLOW_PRIVATE: 'true',
-  WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,2',
-  WEBHOOK_TIMEOUT_MS: '20000',
-  WEBHOOK_POLL_MS: '500',
+const { te, client, receivers } = useStack(['auth', 'webhook', 'gateway'], {
+  testEnv: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,2',
+    WEBHOOK_TIMEOUT_MS: '20000',
+    WEBHOOK_POLL_MS: '500',
+  },
+  after: () => events.close(),
 })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
 let events: EventPublisher
-const receivers: Receiver[] = []
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
   events = await EventPublisher.connect(te)
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await events.close()
-  await Promise.all(receivers.map((r) => r.close()))
 })
 
 const setup = (reply?: (r: Received, n: number) => Reply) =>

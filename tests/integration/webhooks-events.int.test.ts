@@ -1,12 +1,9 @@
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 import { fakeId, makeEvent, sql } from '../support/webhooks.js'
 
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, client } = useStack(['auth', 'webhook', 'gateway'])
 let p: Awaited<ReturnType<typeof createProject>>
 let other: Awaited<ReturnType<typeof createProject>>
 
@@ -50,8 +47,6 @@ const expected = (pred: (r: Row) => boolean) =>
     .map((r) => r.payload.id)
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
   p = await createProject(client, 'evlog')
   other = await createProject(client, 'evlog-other')
   const pid = p.project.id
@@ -66,7 +61,6 @@ beforeAll(async () => {
   await insert(pid, 'test', 'email.test', at(6))
   await insert(other.project.id, 'live', 'email.delivered', at(7))
 })
-afterAll(() => stack.stopAll())
 
 describe('GET /v1/events', () => {
   it("lists the project's live events newest first, payloads exactly as webhooks receive them", async () => {

@@ -1,24 +1,16 @@
 import { createServer, type Server, type Socket } from 'node:net'
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
+import { waitFor } from '@mailer/testing'
+import { describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
 import { listDeliveries } from '../support/webhooks.js'
 
 // Receivers that send an interim `100 Continue` nobody asked for (we send no `Expect`) before
 // their real answer: some frameworks and proxies always do. Node's own HTTP client skips it.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
 const servers: RawReceiver[] = []
-
-beforeAll(async () => {
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await Promise.all(servers.map((s) => s.close()))
+const { client } = useStack(['auth', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '500' },
+  after: () => Promise.all(servers.map((s) => s.close())),
 })
 
 /**

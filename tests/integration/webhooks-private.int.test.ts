@@ -1,28 +1,20 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
-import { EventPublisher, fakeId, makeEvent, metricValue, Receiver, sleep, sql } from '../support/webhooks.js'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
+import { EventPublisher, fakeId, makeEvent, metricValue, sleep, sql } from '../support/webhooks.js'
 
 // WEBHOOK_ALLOW_PRIVATE is not set: the production default.
-const te = useTestEnv()
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client, receiver } = useStack(['auth', 'webhook', 'gateway'], {
+  receiver: true,
+  after: () => events.close(),
+})
 let events: EventPublisher
-let receiver: Receiver
 let p: Awaited<ReturnType<typeof createProject>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
   events = await EventPublisher.connect(te)
-  receiver = await Receiver.start()
   p = await createProject(client, 'private')
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await events.close()
-  await receiver.close()
 })
 
 describe('outbound safety', () => {

@@ -1,36 +1,33 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { start } from '@mailer/webhook/app'
 import { loadEnv } from '@mailer/webhook/env'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
-import { api, createProject } from '../support/http.js'
+import { createProject } from '../support/http.js'
 import { TcpProxy } from '../support/infra.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import { EventPublisher, makeEvent, Receiver, verifyWebhook } from '../support/webhooks.js'
 
 // A webhook replica whose own NATS connection dropped for a moment misses the invalidations sent
 // meanwhile (core pub/sub keeps nothing for an absent subscriber). A webhook created then must
 // still get the events that replica fans out once it is back.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client, receivers } = useStack(['auth', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true' },
+  after: async () => {
+    await events.close()
+    await proxy.close()
+  },
+})
 let events: EventPublisher
 let proxy: TcpProxy
 const replicas: Array<Awaited<ReturnType<typeof start>>> = []
-const receivers: Receiver[] = []
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'gateway'])
-  client = api(stack.gatewayUrl)
   events = await EventPublisher.connect(te)
   proxy = await TcpProxy.start(Number(new URL(te.natsUrl).port || 4222))
 })
 afterAll(async () => {
   for (const r of replicas) await r.stop()
-  await stack.stopAll()
-  await events.close()
-  await proxy.close()
-  await Promise.all(receivers.map((r) => r.close()))
 })
 
 const ready = async (port: number) => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200

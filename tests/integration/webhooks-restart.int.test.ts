@@ -1,10 +1,10 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
+import { waitFor } from '@mailer/testing'
 import { start } from '@mailer/webhook/app'
 import { loadEnv } from '@mailer/webhook/env'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
 import { spawnService } from '../support/processes.js'
-import { Stack } from '../support/stack.js'
+import { useStack } from '../support/use-stack.js'
 import {
   EventPublisher,
   fakeId,
@@ -17,21 +17,14 @@ import {
 } from '../support/webhooks.js'
 
 // Waits of 2 s between four attempts; the default 1 s poll.
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE_SECONDS: '2,2,2' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
+const { te, stack, client, receivers } = useStack(['auth', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE_SECONDS: '2,2,2' },
+  after: () => events.close(),
+})
 let events: EventPublisher
-const receivers: Receiver[] = []
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
   events = await EventPublisher.connect(te)
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await events.close()
-  await Promise.all(receivers.map((r) => r.close()))
 })
 
 describe('durability', () => {

@@ -1,31 +1,24 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
-import { EventPublisher, fakeId, makeEvent, metricValue, Receiver, sql } from '../support/webhooks.js'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
+import { EventPublisher, fakeId, makeEvent, metricValue, sql } from '../support/webhooks.js'
 
 // The shortest retention allowed (8 days) and a pruner that runs every second; deliveries are
 // made old by moving their creation time back.
-const te = useTestEnv({
-  WEBHOOK_ALLOW_PRIVATE: 'true',
-  WEBHOOK_DELIVERY_RETENTION_DAYS: '8',
-  WEBHOOK_PRUNE_INTERVAL_SECONDS: '1',
+const { te, stack, client, receiver } = useStack(['auth', 'webhook', 'gateway'], {
+  testEnv: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_DELIVERY_RETENTION_DAYS: '8',
+    WEBHOOK_PRUNE_INTERVAL_SECONDS: '1',
+  },
+  receiver: true,
+  after: () => events.close(),
 })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
 let events: EventPublisher
-let receiver: Receiver
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
   events = await EventPublisher.connect(te)
-  receiver = await Receiver.start()
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await events.close()
-  await receiver.close()
 })
 
 const listed = async (key: string, webhookId: string) =>

@@ -1,28 +1,17 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api } from '../support/http.js'
-import { Stack } from '../support/stack.js'
-import { listDeliveries, projectWithReceiver, type Receiver } from '../support/webhooks.js'
+import { waitFor } from '@mailer/testing'
+import { describe, expect, it } from 'vitest'
+import { useStack } from '../support/use-stack.js'
+import { listDeliveries, projectWithReceiver } from '../support/webhooks.js'
 
 // A failed attempt waits an hour for the next one: within this test only a manual retry can send
 // the delivery again. An operator who fixed the endpoint retries it rather than wait (contract
 // part 4: the retry route "redelivers now").
-const te = useTestEnv({
-  WEBHOOK_ALLOW_PRIVATE: 'true',
-  WEBHOOK_RETRY_SCHEDULE_SECONDS: '3600,3600',
-  WEBHOOK_POLL_MS: '500',
-})
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
-const receivers: Receiver[] = []
-
-beforeAll(async () => {
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await Promise.all(receivers.map((r) => r.close()))
+const { client, receivers } = useStack(['auth', 'webhook', 'gateway'], {
+  testEnv: {
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: '3600,3600',
+    WEBHOOK_POLL_MS: '500',
+  },
 })
 
 describe('a manual retry of a delivery waiting for its next attempt', () => {

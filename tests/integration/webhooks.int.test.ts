@@ -1,26 +1,19 @@
-import { useTestEnv, waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { api, createProject } from '../support/http.js'
-import { Stack } from '../support/stack.js'
-import { Receiver, sql } from '../support/webhooks.js'
+import { waitFor } from '@mailer/testing'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
+import { sql } from '../support/webhooks.js'
 
-const te = useTestEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' })
-const stack = new Stack(te)
-let client: ReturnType<typeof api>
-let receiver: Receiver
+const { te, client, receiver } = useStack(['auth', 'webhook', 'gateway'], {
+  testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true' },
+  receiver: true,
+})
 let a: Awaited<ReturnType<typeof createProject>>
 let b: Awaited<ReturnType<typeof createProject>>
 
 beforeAll(async () => {
-  await stack.startAll(['auth', 'webhook', 'gateway'])
-  client = api(stack.gatewayUrl)
-  receiver = await Receiver.start()
   a = await createProject(client, 'wh-a')
   b = await createProject(client, 'wh-b')
-})
-afterAll(async () => {
-  await stack.stopAll()
-  await receiver.close()
 })
 
 const ID = /^wh_[0-9A-Z]{26}$/

@@ -1,8 +1,6 @@
 import type { TestEnv } from '@mailer/testing'
 import { waitFor } from '@mailer/testing'
 import { connect, type JetStreamClient, type NatsConnection } from 'nats'
-import { api } from './http.js'
-import type { Stack } from './stack.js'
 
 /** Builders for analytics tests: events as the pipeline publishes them, and count maps. */
 let seq = 0
@@ -85,12 +83,13 @@ export async function analyticsDrained(te: TestEnv, nc: NatsConnection): Promise
 }
 
 /**
- * The services analytics tests run (auth and the gateway for projects and the routes, analytics
- * consuming the EVENTS stream), with `overrides` for analytics' settings, and a NATS connection
- * to publish events as the pipeline does.
+ * The services analytics tests run: auth and the gateway for projects and the routes, analytics
+ * consuming the EVENTS stream.
  */
-export async function startAnalytics(te: TestEnv, stack: Stack, overrides: Record<string, string> = {}) {
-  await stack.startAll(['auth', 'gateway', 'analytics'], overrides)
+export const ANALYTICS_SERVICES = ['auth', 'gateway', 'analytics'] as const
+
+/** A NATS connection to publish events as the pipeline does. */
+export async function connectEvents(te: TestEnv) {
   const nc: NatsConnection = await connect({ servers: te.natsUrl })
-  return { client: api(stack.gatewayUrl), nc, js: nc.jetstream() }
+  return { nc, js: nc.jetstream() }
 }

@@ -6,8 +6,11 @@ export interface ApiResponse<T = any> {
   body: T
 }
 
-/** A thin fetch wrapper for tests: JSON in, JSON out, status and headers kept. */
-export function api(baseUrl: string) {
+/**
+ * A thin fetch wrapper for tests: JSON in, JSON out, status and headers kept. `baseUrl` may be a
+ * function, read at each call: a client made before the gateway listens (see `useStack`).
+ */
+export function api(baseUrl: string | (() => string)) {
   const call = async <T = any>(
     method: string,
     path: string,
@@ -21,7 +24,8 @@ export function api(baseUrl: string) {
       body = JSON.stringify(opts.body)
       headers['content-type'] = 'application/json'
     }
-    const res = await fetch(baseUrl + path, { method, headers, ...(body !== undefined ? { body } : {}) })
+    const base = typeof baseUrl === 'function' ? baseUrl() : baseUrl
+    const res = await fetch(base + path, { method, headers, ...(body !== undefined ? { body } : {}) })
     const text = await res.text()
     let parsed: unknown = text
     try {

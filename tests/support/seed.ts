@@ -10,23 +10,28 @@ import pg from 'pg'
  * dispatch messages as it does.
  */
 export class Seeder {
-  private constructor(
-    private readonly pool: pg.Pool,
-    private readonly nc: NatsConnection,
-    private readonly te: TestEnv,
-  ) {}
+  private pool!: pg.Pool
+  private nc!: NatsConnection
+
+  /** Not connected yet: `connect()` does it (`useStack` makes one before its hooks run). */
+  constructor(private readonly te: TestEnv) {}
 
   static async open(te: TestEnv): Promise<Seeder> {
-    const url = new URL(te.databaseUrl)
+    const s = new Seeder(te)
+    await s.connect()
+    return s
+  }
+
+  async connect(): Promise<void> {
+    const url = new URL(this.te.databaseUrl)
     const schema = url.searchParams.get('schema')!
     url.searchParams.delete('schema')
-    const pool = new pg.Pool({
+    this.pool = new pg.Pool({
       connectionString: url.toString(),
       options: `-c search_path=${schema}`,
       max: 4,
     })
-    const nc = await connect({ servers: te.natsUrl })
-    return new Seeder(pool, nc, te)
+    this.nc = await connect({ servers: this.te.natsUrl })
   }
 
   async sql<T = any>(text: string, params: unknown[] = []): Promise<T[]> {

@@ -58,8 +58,16 @@ export class TestRelay {
 
   /** `options`: smtp-server settings on top of these, e.g. `hideSMTPUTF8` for a relay without it. */
   static async start(options: Partial<SMTPServerOptions> = {}): Promise<TestRelay> {
-    const r = new TestRelay()
-    r.smtp = new SMTPServer({
+    const r = new TestRelay(options)
+    await r.listen()
+    return r
+  }
+
+  /** Not listening yet: `listen()` opens it (`useStack` makes one before its hooks run). */
+  constructor(private readonly options: Partial<SMTPServerOptions> = {}) {}
+
+  async listen(): Promise<void> {
+    this.smtp = new SMTPServer({
       disabledCommands: ['STARTTLS'],
       authOptional: true,
       // Stopping must not wait out smtp-server's default 30 s grace for open sessions.
@@ -68,14 +76,14 @@ export class TestRelay {
       size: 50 * 1024 * 1024,
       onRcptTo: (address, _s, cb) => {
         const answer = () => {
-          const a = r.rcpt(address.address.toLowerCase())
+          const a = this.rcpt(address.address.toLowerCase())
           cb(a === 'accept' ? null : reject(a))
         }
-        const hold = r.rcptHold
+        const hold = this.rcptHold
         if (!hold) return answer()
-        r.rcptHeld++
+        this.rcptHeld++
         void hold.then(() => {
-          r.rcptHeld--
+          this.rcptHeld--
           answer()
         })
       },
@@ -84,20 +92,20 @@ export class TestRelay {
         let cut = false
         stream.on('data', (c: Buffer) => {
           chunks.push(c)
-          if (cut || r.cutInData === 0 || chunks.length > 1) return
-          r.cutInData--
+          if (cut || this.cutInData === 0 || chunks.length > 1) return
+          this.cutInData--
           cut = true
-          r.dropped += r.open.size
-          for (const s of r.open) s.destroy()
+          this.dropped += this.open.size
+          for (const s of this.open) s.destroy()
         })
         stream.on('end', async () => {
           if (cut) return cb(new Error('connection cut'))
           const envelopeTo = session.envelope.rcptTo.map((a) => a.address.toLowerCase())
           const take = () => {
-            const a = r.data(envelopeTo)
+            const a = this.data(envelopeTo)
             if (a !== 'accept') return a
             const raw = Buffer.concat(chunks)
-            r.delivered.push({
+            this.delivered.push({
               envelopeFrom: envelopeFromOf(session),
               envelopeTo,
               raw,
@@ -105,38 +113,38 @@ export class TestRelay {
             })
             return a
           }
-          const committed = r.commitFirst ? take() : null
-          if (r.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, r.answerDelayMs))
-          if (r.hold) {
-            r.held++
-            await r.hold
-            r.held--
+          const committed = this.commitFirst ? take() : null
+          if (this.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.answerDelayMs))
+          if (this.hold) {
+            this.held++
+            await this.hold
+            this.held--
           }
           // A client that went away before we answered never learns the outcome: like a real
           // MTA that had not yet committed the message, discard it (unless committed on arrival).
-          if (committed === null && r.closedSessions.has(session.id)) return cb(new Error('client gone'))
+          if (committed === null && this.closedSessions.has(session.id)) return cb(new Error('client gone'))
           const a = committed ?? take()
           cb(a === 'accept' ? null : reject(a))
         })
       },
       onClose: (session) => {
-        r.closedSessions.add(session.id)
+        this.closedSessions.add(session.id)
       },
-      ...options,
+      ...this.options,
     })
     // The front door cuts connections on purpose; the inner server then sees resets, which it
     // reports as 'error' events (unhandled, they would end the test process).
-    r.smtp.on('error', () => undefined)
-    await new Promise<void>((resolve) => r.smtp.listen(0, '127.0.0.1', resolve))
-    const inner = (r.smtp.server.address() as AddressInfo).port
-    r.front = createServer((client) => {
-      r.connections++
-      r.open.add(client)
-      client.on('close', () => r.open.delete(client))
+    this.smtp.on('error', () => undefined)
+    await new Promise<void>((resolve) => this.smtp.listen(0, '127.0.0.1', resolve))
+    const inner = (this.smtp.server.address() as AddressInfo).port
+    this.front = createServer((client) => {
+      this.connections++
+      this.open.add(client)
+      client.on('close', () => this.open.delete(client))
       client.on('error', () => client.destroy())
-      if (r.mode === 'drop' || r.dropsLeft > 0) {
-        if (r.mode !== 'drop') r.dropsLeft--
-        r.dropped++
+      if (this.mode === 'drop' || this.dropsLeft > 0) {
+        if (this.mode !== 'drop') this.dropsLeft--
+        this.dropped++
         client.write('220 relay.test ESMTP\r\n')
         client.once('data', () => client.destroy())
         return
@@ -147,9 +155,8 @@ export class TestRelay {
       upstream.on('close', () => client.destroy())
       client.pipe(upstream).pipe(client)
     })
-    await new Promise<void>((resolve) => r.front.listen(0, '127.0.0.1', resolve))
-    r.port = (r.front.address() as AddressInfo).port
-    return r
+    await new Promise<void>((resolve) => this.front.listen(0, '127.0.0.1', resolve))
+    this.port = (this.front.address() as AddressInfo).port
   }
 
   get url(): string {

@@ -31,10 +31,19 @@ export class Receiver {
   private server!: Server
   private port = 0
 
+  /** Not listening yet: `listen()` opens it (`useStack` makes one before its hooks run). */
+  constructor(reply?: (r: Received, n: number) => Reply) {
+    if (reply) this.reply = reply
+  }
+
   static async start(reply?: (r: Received, n: number) => Reply): Promise<Receiver> {
-    const r = new Receiver()
-    if (reply) r.reply = reply
-    r.server = createServer((req, res) => {
+    const r = new Receiver(reply)
+    await r.listen()
+    return r
+  }
+
+  async listen(): Promise<void> {
+    this.server = createServer((req, res) => {
       const chunks: Buffer[] = []
       req.on('data', (c: Buffer) => chunks.push(c))
       req.on('end', () => {
@@ -46,12 +55,12 @@ export class Receiver {
           /* keep raw */
         }
         const got: Received = { path: req.url ?? '/', headers: req.headers, raw, body, at: Date.now() }
-        r.requests.push(got)
-        const answer = r.reply(got, r.requests.length)
+        this.requests.push(got)
+        const answer = this.reply(got, this.requests.length)
         if (answer === 'hang') {
-          r.open++
-          r.maxOpen = Math.max(r.maxOpen, r.open)
-          req.socket.on('close', () => r.open--)
+          this.open++
+          this.maxOpen = Math.max(this.maxOpen, this.open)
+          req.socket.on('close', () => this.open--)
           return
         }
         const send = () => {
@@ -62,9 +71,8 @@ export class Receiver {
         else send()
       })
     })
-    await new Promise<void>((resolve) => r.server.listen(0, '127.0.0.1', resolve))
-    r.port = (r.server.address() as AddressInfo).port
-    return r
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
+    this.port = (this.server.address() as AddressInfo).port
   }
 
   url(path = '/hook'): string {

@@ -350,7 +350,7 @@ pod (the nats client reads the files again at each reconnect).
 
 {{/*
 Seconds a service drains after SIGTERM (dict: root, name, svc): shutdownTimeoutSeconds, but for the
-dispatcher at least SMTP_TIMEOUT_SECONDS (its env, else config, else 30) rounded up plus 10, as
+dispatcher at least SMTP_TIMEOUT_SECONDS (its env, else config, else 30) rounded up plus 13, as
 services/dispatcher/src/env.ts raises it (DRAIN_MARGIN_SECONDS): a send waiting for the relay's
 answer to its final dot must get it, or the email would be sent again.
 */}}
@@ -359,7 +359,7 @@ answer to its final dot must get it, or the email would be sent again.
 {{- $drain := int $v.shutdownTimeoutSeconds }}
 {{- if eq .name "dispatcher" }}
 {{- $smtp := coalesce (get (.svc.env | default dict) "SMTP_TIMEOUT_SECONDS") (get $v.config "SMTP_TIMEOUT_SECONDS") 30 }}
-{{- $drain = max $drain (add (int (ceil (float64 $smtp))) 10) }}
+{{- $drain = max $drain (add (int (ceil (float64 $smtp))) 13) }}
 {{- end }}
 {{- $drain }}
 {{- end }}

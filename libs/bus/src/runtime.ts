@@ -1,7 +1,7 @@
-import { type BaseEnv, ConfigError, natsTls, parseNatsUrl } from '@mailer/config'
+import { type BaseEnv, ConfigError, natsTls, parseNatsUrl, SHUTDOWN_RESERVE_SECONDS } from '@mailer/config'
 import { createDb, type Db } from '@mailer/db'
 import { createLogger, type Logger, Metrics, type OpsServer, startOpsServer } from '@mailer/observability'
-import { closeWithin } from './bounded-close.js'
+import { closeWithin, DbWaits } from './bounded-close.js'
 import { Bus } from './bus.js'
 import { DependencyWatch } from './dependency-gauges.js'
 
@@ -20,11 +20,18 @@ export interface Runtime<E extends BaseEnv = BaseEnv> {
    * serve yet.
    */
   started(): void
+  /**
+   * The shutdown's waits on the database (work in hand, pools closing): steps wait through it, so
+   * that against a database that does not answer they give up together after one
+   * DB_CLOSE_TIMEOUT_MS rather than one after the other.
+   */
+  dbWaits: DbWaits
   /** Registers a step for shutdown; steps run in reverse order of registration. */
   onStop(step: () => Promise<void> | void): void
   /**
    * Drain: readiness goes red, request handlers stop taking work and finish what they hold, the
-   * registered steps run, NATS drains, connections close.
+   * registered steps run, NATS drains, connections close. Ends within SHUTDOWN_TIMEOUT_SECONDS
+   * (shutdownPlan): what has not finished by the drain's deadline is cut off.
    */
   stop(): Promise<void>
   /** Crash simulation for tests: close connections without draining. */
@@ -36,6 +43,20 @@ export interface Runtime<E extends BaseEnv = BaseEnv> {
   checkDb(): Promise<boolean>
 }
 
+/**
+ * How a shutdown spends SHUTDOWN_TIMEOUT_SECONDS: the drain may take all but a reserve (3 s, or a
+ * quarter of a shorter timeout), kept for cutting off what has not finished (NATS closed, so
+ * JetStream redelivers the messages in hand) and closing the database before onShutdown's exit
+ * timer, set to the same SHUTDOWN_TIMEOUT_SECONDS, ends the process with 1. The drain's deadline
+ * used to be that timer's: the timer fired first, and the process exited 1 without closing NATS,
+ * whatever was in flight left for the ack wait. `closeByMs`: the database's close ends by then.
+ */
+export function shutdownPlan(timeoutSeconds: number): { drainMs: number; closeByMs: number } {
+  const totalMs = timeoutSeconds * 1000
+  const reserveMs = Math.min(SHUTDOWN_RESERVE_SECONDS * 1000, totalMs / 4)
+  return { drainMs: totalMs - reserveMs, closeByMs: totalMs - reserveMs / 3 }
+}
+
 export async function startRuntime<E extends BaseEnv>(
   service: string,
   env: E,
@@ -43,7 +64,10 @@ export async function startRuntime<E extends BaseEnv>(
 ): Promise<Runtime<E>> {
   const logger = createLogger({ service, level: env.LOG_LEVEL })
   const metrics = new Metrics(service)
-  const db = createDb(env.DATABASE_URL, { poolSize: opts.dbPoolSize ?? 10 })
+  const db = createDb(env.DATABASE_URL, {
+    poolSize: opts.dbPoolSize ?? 10,
+    queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS,
+  })
   // The ops server comes first: while NATS cannot be reached at start (it is starting too, or it
   // is down) the process waits for it with /livez green and /readyz red, instead of crashing
   // into a restart loop whose back-off outlasts the outage.
@@ -105,6 +129,7 @@ export async function startRuntime<E extends BaseEnv>(
   }
   const connected = bus
   const steps: Array<() => Promise<void> | void> = []
+  const dbWaits = new DbWaits()
   const rt: Runtime<E> = {
     service,
     env,
@@ -113,6 +138,7 @@ export async function startRuntime<E extends BaseEnv>(
     bus: connected,
     db,
     ops,
+    dbWaits,
     started: () => {
       wired = true
     },
@@ -123,6 +149,8 @@ export async function startRuntime<E extends BaseEnv>(
     async stop() {
       if (stopped) return
       stopped = true
+      const began = Date.now()
+      const plan = shutdownPlan(env.SHUTDOWN_TIMEOUT_SECONDS)
       // The drain closes NATS on purpose: the dependency gauges keep what they last saw.
       deps.stop()
       ops.markDraining()
@@ -141,17 +169,20 @@ export async function startRuntime<E extends BaseEnv>(
       // unacked work, and state is in PostgreSQL), so a stuck handler never blocks a shutdown.
       let timer: NodeJS.Timeout | undefined
       const deadline = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), env.SHUTDOWN_TIMEOUT_SECONDS * 1000)
+        timer = setTimeout(() => resolve('timeout'), plan.drainMs)
       })
       if ((await Promise.race([drain.then(() => 'drained' as const), deadline])) === 'timeout') {
-        logger.error(
-          { seconds: env.SHUTDOWN_TIMEOUT_SECONDS },
-          'drain did not finish in time; closing connections',
-        )
+        logger.error({ seconds: plan.drainMs / 1000 }, 'drain did not finish in time; closing connections')
         await connected.close().catch(() => undefined)
       }
       clearTimeout(timer)
-      await closeWithin('prisma', () => db.$disconnect(), logger)
+      await closeWithin(
+        'prisma',
+        () => db.$disconnect(),
+        logger,
+        dbWaits,
+        began + plan.closeByMs - Date.now(),
+      )
       await ops.close()
     },
     async kill() {

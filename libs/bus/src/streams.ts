@@ -10,7 +10,7 @@ import {
   StorageType,
   type StreamConfig,
 } from 'nats'
-import { settlesWithin } from './bounded-close.js'
+import type { DbWaits } from './bounded-close.js'
 import type { Bus } from './bus.js'
 
 export interface StreamDef {
@@ -31,6 +31,15 @@ export interface StreamDef {
 }
 
 const NANOS_PER_SECOND = 1_000_000_000
+
+/**
+ * A consumer's ack wait unless its service sets one: how long a message pulled by a replica that
+ * died (kill -9, a lost node) waits before another replica gets it. Short, because `consume` keeps
+ * every message it is handling (and the one waiting for a slot) alive with heartbeats, so the ack
+ * wait need not cover how long handling takes, only a crash; it must cover the time a message
+ * waits in the replica's pull buffer, which has no heartbeats (`prefetch`).
+ */
+export const DEFAULT_ACK_WAIT_SECONDS = 10
 
 /**
  * Creates or updates a stream so that every service can declare what it uses at start-up,
@@ -76,7 +85,11 @@ export async function ensureStream(
   bus.reconnects.declare(`stream:${cfg.name}`, declare)
 }
 
-/** Creates or updates a durable pull consumer. */
+/**
+ * Creates or updates a durable pull consumer (explicit acks, unlimited redelivery, ack wait
+ * `DEFAULT_ACK_WAIT_SECONDS` unless `cfg.ack_wait` says otherwise). An update applies a changed
+ * ack wait to a consumer that already exists.
+ */
 export async function ensureConsumer(
   bus: Bus,
   stream: string,
@@ -88,7 +101,7 @@ export async function ensureConsumer(
     durable_name: name,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    ack_wait: 60_000_000_000,
+    ack_wait: DEFAULT_ACK_WAIT_SECONDS * NANOS_PER_SECOND,
     max_deliver: -1,
     ...cfg,
   }
@@ -125,8 +138,9 @@ export interface ConsumeOptions {
   concurrency: number
   /**
    * Messages pulled ahead into this replica's buffer (default: twice `concurrency`, at least 16).
-   * A buffered message is this replica's until its ack wait ends, without heartbeats: consumers
-   * whose messages carry much work each keep it small, so replicas share a burst.
+   * A buffered message is this replica's until its ack wait ends, without heartbeats (the client
+   * holds it out of reach): consumers whose messages carry much work each keep it small, so
+   * replicas share a burst and no buffered message outwaits the ack wait.
    */
   prefetch?: number
   logger: Logger
@@ -136,21 +150,29 @@ export interface ConsumeOptions {
 
 export interface RunningConsumer {
   /**
-   * Stops pulling and waits for the messages in hand; with `waitMs`, at most that long (the
-   * handlers left running were waiting on something that does not answer: their messages come
-   * back after the ack wait, as a killed pod's do).
+   * Stops pulling and waits for the messages in hand; with `waits`, at most as long as it lets
+   * (the handlers left running were waiting on a database that does not answer: their messages
+   * come back after the ack wait, as a killed pod's do).
    */
-  stop(opts?: { waitMs?: number }): Promise<void>
+  stop(opts?: { waits?: DbWaits }): Promise<void>
 }
 
 /**
  * Pulls from a durable consumer and handles up to `concurrency` messages at once. The handler
  * acks, naks or terms; a handler that throws gets a short nak so the message comes back. Also
  * exports the consumer's pending and ack-pending counts as gauges.
+ *
+ * Every message in hand (being handled, or taken from the buffer and waiting for a slot) gets an
+ * in-progress heartbeat (`working()`) every third of the consumer's ack wait: a handler slower than
+ * the ack wait (a database stalling, a batch waiting for its turn) keeps its message, so it is
+ * never handed to a second replica while this one still works on it, and the ack wait can be short
+ * enough that a crashed replica's messages come back within seconds.
  */
 export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningConsumer> {
   const consumer = await bus.js.consumers.get(bus.streamName(opts.stream), bus.consumerName(opts.durable))
   const inflight = new Set<Promise<void>>()
+  /** Messages in hand and not settled by their handler yet: the heartbeat keeps them ours. */
+  const held = new Set<JsMsg>()
   let stopped = false
   const labels = { consumer: opts.durable }
   const pending = consumerGauge(
@@ -174,6 +196,19 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
     )
   }, 5_000)
   poll.unref()
+  const heartbeat = setInterval(
+    () => {
+      for (const msg of held) {
+        try {
+          msg.working()
+        } catch {
+          // The connection is closing or gone: the message comes back after the ack wait.
+        }
+      }
+    },
+    heartbeatMs(await consumer.info(true)),
+  )
+  heartbeat.unref()
 
   const messages = await consumer.consume({
     max_messages: opts.prefetch ?? Math.max(opts.concurrency * 2, 16),
@@ -188,6 +223,7 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
         msg.nak()
         continue
       }
+      held.add(msg)
       while (inflight.size >= opts.concurrency) await Promise.race(inflight)
       const p = opts.handle(msg).catch((err) => {
         opts.logger.error({ err, subject: msg.subject, seq: msg.seq }, 'message handler failed; will retry')
@@ -199,22 +235,35 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
         }
       })
       inflight.add(p)
-      void p.finally(() => inflight.delete(p))
+      void p.finally(() => {
+        inflight.delete(p)
+        held.delete(msg)
+      })
     }
   })()
 
   return {
-    async stop({ waitMs } = {}) {
+    async stop({ waits } = {}) {
       stopped = true
       clearInterval(poll)
       await messages.close().catch(() => undefined)
       const handled = Promise.allSettled([...inflight]).then(() => loop.catch(() => undefined))
-      if (waitMs === undefined) await handled
-      else if (!(await settlesWithin(handled, waitMs)))
+      if (waits === undefined) await handled
+      else if (!(await waits.within(handled))) {
+        // Given up on: no more heartbeats, so they come back after the ack wait, as a crash's do.
+        clearInterval(heartbeat)
         opts.logger.warn(
-          { consumer: opts.durable, messages: inflight.size, ms: waitMs },
+          { consumer: opts.durable, messages: inflight.size },
           'messages still in hand at shutdown; left for redelivery after the ack wait',
         )
+      }
+      clearInterval(heartbeat)
     },
   }
+}
+
+/** A third of the ack wait (at least 500 ms): two heartbeats may be late or lost before it ends. */
+function heartbeatMs(info: { config: Partial<ConsumerConfig> }): number {
+  const ackWaitMs = (info.config.ack_wait ?? DEFAULT_ACK_WAIT_SECONDS * NANOS_PER_SECOND) / 1_000_000
+  return Math.max(500, ackWaitMs / 3)
 }

@@ -52,11 +52,28 @@ export const baseEnv = z.object({
     .refine((n) => n === 1 || n === 3 || n === 5, 'must be 1, 3 or 5')
     .optional(),
   ...natsTlsEnvFields,
+  /**
+   * Longest a single database statement may run (0: no limit): PostgreSQL cancels it, and a
+   * server that does not answer at all is given up a second later, so a request caught on a hung
+   * database fails as 503 `service_unavailable` instead of holding its handler (and a shutdown)
+   * indefinitely. Statements, not transactions: retention pruning and imports work in chunks far
+   * under it; migrations do not go through the services' connections.
+   */
+  DATABASE_QUERY_TIMEOUT_MS: envInt(15_000, 0, 3_600_000),
   METRICS_PORT: envInt(9464, 0, 65535),
-  /** Seconds a shutdown may take to drain before the process exits anyway. */
+  /**
+   * Seconds a shutdown may take before the process exits anyway; the drain's deadline comes
+   * SHUTDOWN_RESERVE_SECONDS earlier, so that what it cuts off is closed within it.
+   */
   SHUTDOWN_TIMEOUT_SECONDS: envInt(25, 1, 600),
 })
 export type BaseEnv = z.infer<typeof baseEnv>
+
+/**
+ * Of SHUTDOWN_TIMEOUT_SECONDS, what is kept after the drain's deadline (at most a quarter of it)
+ * to close NATS and the database before the process exits (libs/bus shutdownPlan).
+ */
+export const SHUTDOWN_RESERVE_SECONDS = 3
 
 export class ConfigError extends Error {
   constructor(

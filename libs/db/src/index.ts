@@ -1,5 +1,12 @@
 export type { Db, DbOptions } from './client.js'
-export { createDb, pingDb, schemaOf } from './client.js'
+export {
+  clientQueryTimeout,
+  createDb,
+  DEFAULT_QUERY_TIMEOUT_MS,
+  pingDb,
+  schemaOf,
+  serverOptions,
+} from './client.js'
 export type * from './generated/client/index.js'
 export { Prisma } from './generated/client/index.js'
 export { GroupCommit, type GroupCommitOptions } from './group-commit.js'

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { schemaOf } from './client.js'
+import { clientQueryTimeout, DEFAULT_QUERY_TIMEOUT_MS, schemaOf, serverOptions } from './client.js'
 
 export type PgPool = pg.Pool
 export type PgClient = pg.PoolClient
@@ -13,6 +13,7 @@ export function createPgPool(
   databaseUrl: string,
   opts: {
     max?: number
+    /** DATABASE_QUERY_TIMEOUT_MS (serverOptions, clientQueryTimeout); 0: none. */
     queryTimeoutMs?: number
     /** Server settings for every connection of this pool (`-c name=value`). */
     settings?: Record<string, string>
@@ -21,19 +22,17 @@ export function createPgPool(
   const url = new URL(databaseUrl)
   const schema = schemaOf(databaseUrl)
   url.searchParams.delete('schema')
+  const queryTimeoutMs = opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS
   const pool = new pg.Pool({
     connectionString: url.toString(),
     max: opts.max ?? 4,
-    options: [
-      `-c search_path="${schema}"`,
-      ...Object.entries(opts.settings ?? {}).map(([k, v]) => `-c ${k}=${v}`),
-    ].join(' '),
+    options: serverOptions(schema, queryTimeoutMs, opts.settings),
     connectionTimeoutMillis: 5_000,
     // A connection whose server vanished without a FIN (a node lost, a network partition) would
     // leave a query waiting forever and its caller holding a message: keepalives notice the dead
-    // peer, and the client gives up on any one query after this long.
+    // peer, and the client gives up on any one query after the statement time-out.
     keepAlive: true,
-    query_timeout: opts.queryTimeoutMs ?? 30_000,
+    ...clientQueryTimeout(queryTimeoutMs),
     // Idle connections never keep a process (or a test worker) alive.
     allowExitOnIdle: true,
   })

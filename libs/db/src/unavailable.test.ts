@@ -13,6 +13,9 @@ describe('isDatabaseUnavailable', () => {
       isDatabaseUnavailable(new Error('outer', { cause: new Error('connect ECONNREFUSED 127.0.0.1:5432') })),
     ).toBe(true)
     expect(isDatabaseUnavailable(new Error('FATAL: the database system is starting up'))).toBe(true)
+    // DATABASE_QUERY_TIMEOUT_MS: node-postgres giving up on a silent server, PostgreSQL's cancel.
+    expect(isDatabaseUnavailable(new Error('Query read timeout'))).toBe(true)
+    expect(isDatabaseUnavailable(new Error('canceling statement due to statement timeout'))).toBe(true)
   })
 
   it('leaves other failures alone', () => {

@@ -51,13 +51,17 @@ export function timelineRow(email: EmailSummary, event: EventPayload) {
   }
 }
 
+/** Whether an event is announced on the bus (webhooks, analytics): a live email's, never `email.test`. */
+export const isPublished = (email: EmailSummary, event: EventPayload): boolean =>
+  email.mode === 'live' && event.type !== 'email.test'
+
 /**
  * The outbox message announcing an event on the EVENTS stream, or null when it is not published:
  * every event goes on the timeline, but only live emails' events, never `email.test`, reach
  * webhooks and analytics.
  */
 export function eventMessage(email: EmailSummary, event: EventPayload): OutboxMessage | null {
-  if (email.mode !== 'live' || event.type === 'email.test') return null
+  if (!isPublished(email, event)) return null
   return {
     subject: eventSubject(event.type),
     msgId: event.id,

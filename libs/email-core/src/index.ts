@@ -1,6 +1,6 @@
 export { eventGroupsCte } from './event-groups-sql.js'
 export type { EmailSummary, NewEvent } from './events.js'
-export { buildEvent, eventMessage, recordEvents, timelineRow } from './events.js'
+export { buildEvent, eventMessage, isPublished, recordEvents, timelineRow } from './events.js'
 export type { EmailStatus, RecipientStatus } from './status.js'
 export {
   advanceRecipient,

@@ -3,7 +3,9 @@ import type { Logger } from 'pino'
 /**
  * SIGTERM/SIGINT: run `stop` (which drains: stop taking work, finish what is in flight, close
  * connections) and exit 0; exit 1 if it fails or takes longer than `timeoutSeconds`, which should
- * be a little under the pod's terminationGracePeriodSeconds.
+ * be a little under the pod's terminationGracePeriodSeconds. `stop` must end before this timer
+ * with a margin (the runtime's drain cuts off at SHUTDOWN_TIMEOUT_SECONDS less a reserve,
+ * shutdownPlan in libs/bus): this exit is for a stop that is itself stuck.
  */
 export function onShutdown(stop: () => Promise<void>, logger: Logger, timeoutSeconds = 25): void {
   let stopping = false

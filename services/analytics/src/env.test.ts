@@ -13,6 +13,7 @@ describe('analytics env', () => {
       ANALYTICS_DEDUPE_RETENTION_DAYS: 14,
       ANALYTICS_PRUNE_INTERVAL_SECONDS: 3600,
       ANALYTICS_MAX_DIMENSION_VALUES: 1000,
+      ANALYTICS_ACK_WAIT_SECONDS: 10,
     })
   })
 
@@ -31,6 +32,7 @@ describe('analytics env', () => {
     expect(() => loadEnv({ ...base, ANALYTICS_MAX_DIMENSION_VALUES: '5' })).toThrow(
       /ANALYTICS_MAX_DIMENSION_VALUES/,
     )
+    expect(() => loadEnv({ ...base, ANALYTICS_ACK_WAIT_SECONDS: '0' })).toThrow(/ANALYTICS_ACK_WAIT_SECONDS/)
     expect(() => loadEnv({})).toThrow(/DATABASE_URL/)
   })
 })

@@ -9,6 +9,12 @@ export const analyticsEnv = baseEnv
     /** Longest an event waits for its batch to fill before it is written anyway. */
     ANALYTICS_BATCH_WAIT_MS: envInt(50, 1, 10_000),
     /**
+     * JetStream ack wait of the ingest consumer: how long the events a crashed replica had pulled
+     * wait before another replica counts them. Events in hand are kept by heartbeats however long
+     * their batch takes, so it only has to outlast a crash's detection, not the work.
+     */
+    ANALYTICS_ACK_WAIT_SECONDS: envInt(10, 1, 3600),
+    /**
      * How long idempotency keys are kept. Must outlive the EVENTS stream's 7-day max age, so
      * that no message still in the stream can be counted twice.
      */

@@ -67,8 +67,8 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
   // Claims and outcomes are group commits (two statements at a time each), plus an occasional claim
   // refresh for a slow send: a few connections serve any DISPATCH_CONCURRENCY. Closed after the
   // consumer stopped and in-flight outcomes were recorded.
-  const pool = createPgPool(env.DATABASE_URL, { max: 8 })
-  rt.onStop(() => closeWithin('dispatcher pg pool', () => pool.end(), rt.logger))
+  const pool = createPgPool(env.DATABASE_URL, { max: 8, queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS })
+  rt.onStop(() => closeWithin('dispatcher pg pool', () => pool.end(), rt.logger, rt.dbWaits))
   const dispatcher = makeDispatchHandler({
     db: rt.db,
     pool,

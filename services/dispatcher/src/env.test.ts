@@ -47,12 +47,12 @@ describe('dispatcher env', () => {
 
   it('drains for at least one relay answer plus a margin: SHUTDOWN_TIMEOUT_SECONDS is raised, never lowered', () => {
     // The shared default (25 s) against the default relay time-out (30 s).
-    expect(loadEnv(base).SHUTDOWN_TIMEOUT_SECONDS).toBe(40)
+    expect(loadEnv(base).SHUTDOWN_TIMEOUT_SECONDS).toBe(43)
     expect(loadEnv({ ...base, SMTP_TIMEOUT_SECONDS: '5.5' }).SHUTDOWN_TIMEOUT_SECONDS).toBe(25)
     expect(
       loadEnv({ ...base, SMTP_TIMEOUT_SECONDS: '20.5', DISPATCH_ACK_WAIT_SECONDS: '60' })
         .SHUTDOWN_TIMEOUT_SECONDS,
-    ).toBe(31)
+    ).toBe(34)
     expect(loadEnv({ ...base, SHUTDOWN_TIMEOUT_SECONDS: '90' }).SHUTDOWN_TIMEOUT_SECONDS).toBe(90)
   })
 

@@ -1,13 +1,14 @@
-import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
+import { baseEnv, envBool, envInt, parseEnv, SHUTDOWN_RESERVE_SECONDS } from '@mailer/config'
 import { checkLinksEnv, linksEnvFields } from '@mailer/links'
 import { z } from 'zod'
 
 /**
- * Seconds a stopping dispatcher keeps after the longest wait for a relay's answer, to record the
- * last outcomes (with their retries on a database hiccup, about 8 s) and close. The chart's
+ * Seconds a stopping dispatcher keeps after the longest wait for a relay's answer: 10 to record
+ * the last outcomes (with their retries on a database hiccup, about 8 s), and the reserve the
+ * drain leaves at the end of SHUTDOWN_TIMEOUT_SECONDS for closing connections. The chart's
  * `mailer.drainSeconds` uses the same number.
  */
-export const DRAIN_MARGIN_SECONDS = 10
+export const DRAIN_MARGIN_SECONDS = 10 + SHUTDOWN_RESERVE_SECONDS
 
 /** Seconds that may be fractional, so tests can run a whole retry schedule in moments. */
 const seconds = (dflt: number, min = 0, max = 7 * 24 * 3600) =>
@@ -89,7 +90,7 @@ export const dispatcherEnv = baseEnv
   // has not gone out (the relay discards them), but one waiting for the answer to its dot must get
   // it, or the email stays `sending`, is taken over and sent again while the relay may have
   // accepted it (a rollout's duplicate: 25 s of drain against a 30 s answer). So
-  // SHUTDOWN_TIMEOUT_SECONDS is raised to SMTP_TIMEOUT_SECONDS plus the margin (40 s by default)
+  // SHUTDOWN_TIMEOUT_SECONDS is raised to SMTP_TIMEOUT_SECONDS plus the margin (43 s by default)
   // rather than refused: the shared default of 25 s stays right for every other service.
   .overwrite((env) => ({
     ...env,

@@ -14,6 +14,7 @@ describe('email env', () => {
       MAX_MESSAGE_BYTES: 10 * 1024 * 1024,
       DOMAIN_VERIFICATION: 'skip',
       TEST_SKIP_OUTBOX_PUBLISH: false,
+      TRACKING_ACK_WAIT_SECONDS: 10,
     })
   })
 
@@ -31,5 +32,6 @@ describe('email env', () => {
   it('names the bad variable', () => {
     expect(() => loadEnv({ ...base, RATE_LIMIT: 'lots' })).toThrow(/RATE_LIMIT/)
     expect(() => loadEnv({ ...base, DOMAIN_VERIFICATION: 'maybe' })).toThrow(/DOMAIN_VERIFICATION/)
+    expect(() => loadEnv({ ...base, TRACKING_ACK_WAIT_SECONDS: '0' })).toThrow(/TRACKING_ACK_WAIT_SECONDS/)
   })
 })

@@ -33,6 +33,12 @@ export const emailEnv = baseEnv.extend({
    * it) and gets a new one. Longer than JetStream's 2-minute duplicate window.
    */
   DISPATCH_RECOVERY_SECONDS: envInt(300, 150, 30 * 86_400),
+  /**
+   * JetStream ack wait of the TRACKING consumer: how long the opens and clicks a crashed replica
+   * had pulled wait before another replica records them. Hits in hand are kept by heartbeats
+   * however long their write takes, so it only has to outlast a crash's detection, not the work.
+   */
+  TRACKING_ACK_WAIT_SECONDS: envInt(10, 1, 3600),
   ...dnsEnvFields,
   /** `true` serves POST /v1/admin/dev/events (fake delivery events); else it is 404 route_not_found. */
   DEV_ROUTES: envBool(false),

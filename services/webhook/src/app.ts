@@ -1,4 +1,4 @@
-import { closeWithin, DB_CLOSE_TIMEOUT_MS, type Runtime, settlesWithin, startRuntime } from '@mailer/bus'
+import { closeWithin, type Runtime, startRuntime } from '@mailer/bus'
 import { createPgPool } from '@mailer/db'
 import type { WebhookTarget } from './domain/matching.js'
 import type { WebhookEnv } from './env.js'
@@ -37,8 +37,12 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
   // pick a bitmap scan of every due row instead, sorted afterwards: 7-12 ms per claim with a backlog
   // of 20,000, against 1.4 ms (bench/README.md). Every other statement of this pool is a lookup by
   // key, for which bitmap scans never win.
-  const pool = createPgPool(env.DATABASE_URL, { max: 8, settings: { enable_bitmapscan: 'off' } })
-  rt.onStop(() => closeWithin('webhook pg pool', () => pool.end(), rt.logger))
+  const pool = createPgPool(env.DATABASE_URL, {
+    max: 8,
+    queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS,
+    settings: { enable_bitmapscan: 'off' },
+  })
+  rt.onStop(() => closeWithin('webhook pg pool', () => pool.end(), rt.logger, rt.dbWaits))
   const store = new DeliveryStore(db, pool)
   const sender = new HttpSender({
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
@@ -55,7 +59,7 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
       perWebhook: env.WEBHOOK_ENDPOINT_CONCURRENCY,
       prefetch: env.WEBHOOK_PREFETCH,
       alive: () => !bus.nc.isClosed(),
-      stopWaitMs: DB_CLOSE_TIMEOUT_MS,
+      dbWaits: rt.dbWaits,
     },
     rt.logger,
     rt.metrics,
@@ -87,18 +91,17 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
     everyMs: env.WEBHOOK_PRUNE_INTERVAL_SECONDS * 1000,
   })
   const fanout = await startFanout(rt, cache, store, worker)
-  // Stopped together, each giving a database that does not answer DB_CLOSE_TIMEOUT_MS (the
-  // worker's attempts first get their endpoints' answers): one after the other, against a hung
-  // database, they waited out their 30 s queries past the pod's shutdown deadline. Fan-out
-  // messages left in hand come back after the ack wait; a prune left running ends with the process.
+  // Stopped together, sharing the shutdown's database waits with the pools' closes (rt.dbWaits:
+  // the worker's attempts first get their endpoints' answers): one after the other, against a hung
+  // database, they waited out their queries past the pod's shutdown deadline. Fan-out messages
+  // left in hand come back after the ack wait; a prune left running ends with the process.
   rt.onStop(async () => {
     const pruned = pruner.stop()
     await Promise.all([
-      fanout.stop({ waitMs: DB_CLOSE_TIMEOUT_MS }),
-      settlesWithin(pruned, DB_CLOSE_TIMEOUT_MS).then(
-        (ended) =>
-          ended || rt.logger.warn({ ms: DB_CLOSE_TIMEOUT_MS }, 'webhook delivery prune left running'),
-      ),
+      fanout.stop({ waits: rt.dbWaits }),
+      rt.dbWaits
+        .within(pruned)
+        .then((ended) => ended || rt.logger.warn('webhook delivery prune left running')),
       worker.stop(),
     ])
   })

@@ -39,6 +39,12 @@ export const webhookEnv = baseEnv.extend({
   WEBHOOK_PREFETCH: envInt(12, 0, 1_000),
   /** JetStream events handled at once by this replica. */
   WEBHOOK_FANOUT_CONCURRENCY: envInt(16, 1, 512),
+  /**
+   * JetStream ack wait of the fan-out consumer: how long the events a crashed replica had pulled
+   * wait before another replica fans them out. Events being fanned out are kept by heartbeats
+   * however long that takes, so it only has to outlast a crash's detection, not the work.
+   */
+  WEBHOOK_FANOUT_ACK_WAIT_SECONDS: envInt(10, 1, 3600),
   /** Upper bound on how long a project's webhook list is served from memory if an invalidation is lost. */
   WEBHOOK_CACHE_TTL_SECONDS: envInt(300, 1, 86_400),
   /**

@@ -242,26 +242,22 @@ export function makeDispatchHandler(deps: DispatchDeps): {
       return
     }
     const ids = 'emailIds' in parsed.data ? [...new Set(parsed.data.emailIds)] : [parsed.data.emailId]
-    // Keep the message ours while we work; JetStream redelivers only if this process dies.
-    const heartbeat = setInterval(() => msg.working(), heartbeatMs)
-    try {
-      const results = await Promise.allSettled(ids.map((id) => slots.run(() => dispatchOne(id, msg.seq))))
-      // Acked only when every email of it is recorded ("record before ack"). Otherwise it comes
-      // back whole, and the emails already recorded are no longer claimable: skipped.
-      const failed = results.find((r) => r.status === 'rejected')
-      if (failed) throw failed.reason
-      const values = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
-      // Stopping: what was not started or not sent goes to another dispatcher now.
-      if (values.includes(null)) {
-        msg.nak()
-        return
-      }
-      const waits = values.filter((v): v is number => typeof v === 'number')
-      if (waits.length) msg.nak(Math.max(...waits))
-      else msg.ack()
-    } finally {
-      clearInterval(heartbeat)
+    // `consume` keeps the message ours with heartbeats while we work (every third of the ack
+    // wait, as the claims below): JetStream redelivers it only if this process dies.
+    const results = await Promise.allSettled(ids.map((id) => slots.run(() => dispatchOne(id, msg.seq))))
+    // Acked only when every email of it is recorded ("record before ack"). Otherwise it comes
+    // back whole, and the emails already recorded are no longer claimable: skipped.
+    const failed = results.find((r) => r.status === 'rejected')
+    if (failed) throw failed.reason
+    const values = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+    // Stopping: what was not started or not sent goes to another dispatcher now.
+    if (values.includes(null)) {
+      msg.nak()
+      return
     }
+    const waits = values.filter((v): v is number => typeof v === 'number')
+    if (waits.length) msg.nak(Math.max(...waits))
+    else msg.ack()
   }
   return {
     handle,

@@ -85,11 +85,11 @@ export function makeAcceptor(ctx: EmailContext): Accept {
   const env = rt.env
   // The hot path's SQL goes through plain pg (Prisma adds ~1.5 ms per query), and concurrent
   // requests share write transactions (group commit).
-  const pool = createPgPool(env.DATABASE_URL, { max: 6 })
+  const pool = createPgPool(env.DATABASE_URL, { max: 6, queryTimeoutMs: env.DATABASE_QUERY_TIMEOUT_MS })
   // Closed once in-flight requests are answered (the bus drain waits for them; a second drain is a no-op).
   rt.onStop(async () => {
     await rt.bus.drain()
-    await closeWithin('email accept pg pool', () => pool.end(), rt.logger)
+    await closeWithin('email accept pg pool', () => pool.end(), rt.logger, rt.dbWaits)
   })
   // All sends of a project update the same counter rows, locked from the count to the commit (an
   // fsync): one transaction per request capped a project at ~150 sends/s whatever the concurrency.

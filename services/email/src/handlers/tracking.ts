@@ -22,6 +22,7 @@ const MAX_BATCH = 200
 const CONCURRENCY = 2 * MAX_BATCH
 /** A hit that failed on its own, with the database up, this many times is terminated and logged. */
 const MAX_DELIVERIES = 10
+const NANOS_PER_SECOND = 1_000_000_000
 
 /** A hit's write: what it recorded, or `away` when the database was (nothing written, all come back). */
 type Written = HitOutcome | { outcome: 'away' }
@@ -69,7 +70,7 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
   const { rt } = ctx
   // Its own connections: one write at a time, the second for the hit-by-hit retries of a failed
   // group, and none taken from the Prisma pool the API's reads use.
-  const pool = createPgPool(rt.env.DATABASE_URL, { max: 2 })
+  const pool = createPgPool(rt.env.DATABASE_URL, { max: 2, queryTimeoutMs: rt.env.DATABASE_QUERY_TIMEOUT_MS })
   const store = new TrackingStore(pool)
   const m = trackingMetrics(rt.metrics)
 
@@ -114,7 +115,9 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
   }
 
   await ensureStream(rt.bus, STREAMS.TRACKING)
-  await ensureConsumer(rt.bus, STREAMS.TRACKING.name, CONSUMERS.emailTracking)
+  await ensureConsumer(rt.bus, STREAMS.TRACKING.name, CONSUMERS.emailTracking, {
+    ack_wait: rt.env.TRACKING_ACK_WAIT_SECONDS * NANOS_PER_SECOND,
+  })
   const running = await consume(rt.bus, {
     stream: STREAMS.TRACKING.name,
     durable: CONSUMERS.emailTracking,
@@ -159,7 +162,7 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
     async stop() {
       // Every hit in hand is written (or given back) before the pool closes.
       await running.stop()
-      await closeWithin('email tracking pg pool', () => pool.end(), rt.logger)
+      await closeWithin('email tracking pg pool', () => pool.end(), rt.logger, rt.dbWaits)
     },
   }
 }

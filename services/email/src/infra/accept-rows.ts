@@ -1,4 +1,5 @@
-import { buildEvent, type EmailSummary, eventMessage } from '@mailer/email-core'
+import type { EventPayload } from '@mailer/contracts'
+import { buildEvent, type EmailSummary, eventMessage, isPublished } from '@mailer/email-core'
 import type { PreparedSend } from '../domain/prepare.js'
 import { textPreview } from '../domain/preview.js'
 import type { BroadcastRef } from '../domain/send-key.js'
@@ -25,12 +26,22 @@ export interface RowContext {
   retentionDays: number
 }
 
+/** An event's message as an outbox row of its own (the step-by-step write's `$7`: accept-sql.ts). */
+export interface EventOutboxRow {
+  email_id: string
+  subject: string
+  msg_id: string
+  payload: unknown
+}
+
 /**
  * The rows of one request for the single multi-table insert (see accept-sql.ts), as JSON
  * records whose keys are the column names. An event is its payload (`buildEvent`): the statement
  * makes its timeline row as `timelineRow` in @mailer/email-core does, and its message as
  * `eventMessage` does, where `published`. Dispatch messages are not among them: the statement
- * writes one for each group of queued emails it inserted (accept-sql.ts).
+ * writes one for each group of queued emails it inserted (accept-sql.ts). `eventOutbox()` gives
+ * the events' messages as rows of their own, which only the step-by-step write sends, so they
+ * are built only when it runs (one object per email the usual write would throw away).
  */
 export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
   const at = ctx.now.toISOString()
@@ -40,24 +51,31 @@ export function acceptRows(ctx: RowContext, emails: NewEmail[]) {
     return e.send.recipients.map((r) => ({ email_id: e.id, address: r.address, kind: r.kind, ...state }))
   })
   const contents = emails.map((e) => contentRow(ctx, e))
-  const events: Array<{ payload: unknown; published: true | undefined }> = []
-  const outbox: Array<{ email_id: string; subject: string; msg_id: string; payload: unknown }> = []
+  const events: Array<{ payload: EventPayload; published: true | undefined }> = []
+  const summaries: EmailSummary[] = []
   for (const e of emails) {
     const email = summary(ctx, e)
+    summaries.push(email)
     const event = buildEvent(email, acceptEvent(e, ctx.now))
-    const message = eventMessage(email, event)
     // The event alone: the statement reads its timeline columns from it and its email, and
     // derives the message of a `published` one (accept-sql.ts).
-    events.push({ payload: event, published: message ? true : undefined })
-    if (message)
-      outbox.push({
-        email_id: e.id,
-        subject: message.subject,
-        msg_id: message.msgId,
-        payload: message.payload,
-      })
+    events.push({ payload: event, published: isPublished(email, event) || undefined })
   }
-  return { emails: emailRows, recipients, contents, events, outbox }
+  const eventOutbox = (): EventOutboxRow[] =>
+    events.flatMap(({ payload }, i) => {
+      const message = eventMessage(summaries[i]!, payload)
+      return message
+        ? [
+            {
+              email_id: emails[i]!.id,
+              subject: message.subject,
+              msg_id: message.msgId,
+              payload: message.payload,
+            },
+          ]
+        : []
+    })
+  return { emails: emailRows, recipients, contents, events, eventOutbox }
 }
 
 /** `at`: the request's time as ISO text (its creation and queueing time). */

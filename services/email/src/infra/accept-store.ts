@@ -89,15 +89,16 @@ interface Written {
 /**
  * The inserted ids, the suppressed addresses by email, the outbox rows by email, and the rows of
  * no single email (the group messages: dispatch, and events when the write is one statement):
- * those go to the first request, so they are published once.
+ * those go to the first request, so they are published once. `emailOfMsg` names the email of
+ * each event message sent as a row of its own (the step-by-step write's); without it every row
+ * is a group message.
  */
-function readInserted(built: Built[], res: Written | undefined) {
+function readInserted(res: Written | undefined, emailOfMsg = new Map<string, string>()) {
   const inserted = new Set(jsonColumn<string[]>(res?.inserted ?? []))
   const suppressed = new Map<string, Set<string>>()
   for (const [emailId, address] of jsonColumn<Array<[string, string]>>(res?.suppressed ?? [])) {
     suppressed.set(emailId, (suppressed.get(emailId) ?? new Set()).add(address))
   }
-  const emailOfMsg = new Map(built.flatMap((b) => b.outbox.map((o) => [o.msg_id, o.email_id] as const)))
   const outboxByEmail = new Map<string, OutboxRow[]>()
   const shared: OutboxRow[] = []
   for (const r of outboxRowsOf(res?.outbox)) {
@@ -166,16 +167,13 @@ async function storeInOne(pool: PgPool, reqs: StoreRequest[], built: Built[]): P
       ),
     ]),
   )
-  const { inserted, suppressed, outboxByEmail, shared } = readInserted(built, res)
+  // Every outbox row of this write is a group message (dispatch and events): shared.
+  const { inserted, suppressed, shared } = readInserted(res)
   return reqs.map((r, i) => {
     const result = none()
     if (i === 0) result.outboxRows.push(...shared)
     suppressedOf(r, suppressed, result)
-    for (const e of r.emails) {
-      if (!inserted.has(e.id)) continue
-      result.accepted.add(e.id)
-      result.outboxRows.push(...(outboxByEmail.get(e.id) ?? []))
-    }
+    for (const e of r.emails) if (inserted.has(e.id)) result.accepted.add(e.id)
     return result
   })
 }
@@ -216,16 +214,15 @@ function refuseDuplicatesOfRefused(
  */
 async function storeStepByStep(pool: PgPool, reqs: StoreRequest[], built: Built[]): Promise<StoreResult[]> {
   return inTransaction(pool, async (tx) => {
+    // Each event's message as a row of its own (the one-statement write derives them from $4).
+    const messages = built.flatMap((b) => b.eventOutbox())
     const {
       rows: [res],
-    } = await tx.query<Written>(
-      INSERT_ACCEPTED([
-        ...rowParams(built, () => null),
-        // Each event's message as a row of its own (the one-statement write derives them from $4).
-        JSON.stringify(built.flatMap((b) => b.outbox)),
-      ]),
+    } = await tx.query<Written>(INSERT_ACCEPTED([...rowParams(built, () => null), JSON.stringify(messages)]))
+    const { inserted, suppressed, outboxByEmail, shared } = readInserted(
+      res,
+      new Map(messages.map((m) => [m.msg_id, m.email_id])),
     )
-    const { inserted, suppressed, outboxByEmail, shared } = readInserted(built, res)
     const kept = reqs.map((r) => r.emails.filter((e) => inserted.has(e.id)))
     const results: StoreResult[] = reqs.map(none)
     reqs.forEach((r, i) => {

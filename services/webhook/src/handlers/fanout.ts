@@ -7,6 +7,7 @@ import type { DeliveryWorker } from '../infra/delivery-worker.js'
 import type { WebhookCache } from '../infra/webhook-cache.js'
 
 const WEBHOOK_TYPES = new Set<string>(EVENT_TYPES)
+const NANOS_PER_SECOND = 1_000_000_000
 
 /**
  * EVENTS stream → one pending delivery per matching enabled webhook of each event's project
@@ -22,7 +23,9 @@ export async function startFanout(
   worker: DeliveryWorker,
 ): Promise<RunningConsumer> {
   await ensureStream(rt.bus, STREAMS.EVENTS)
-  await ensureConsumer(rt.bus, STREAMS.EVENTS.name, CONSUMERS.webhookFanout)
+  await ensureConsumer(rt.bus, STREAMS.EVENTS.name, CONSUMERS.webhookFanout, {
+    ack_wait: rt.env.WEBHOOK_FANOUT_ACK_WAIT_SECONDS * NANOS_PER_SECOND,
+  })
 
   async function fanOut(m: EventMessage): Promise<number> {
     // Timeline-only types (email.test) never reach a webhook.

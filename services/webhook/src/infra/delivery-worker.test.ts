@@ -1,3 +1,4 @@
+import { DbWaits } from '@mailer/bus'
 import { createLogger, Metrics } from '@mailer/observability'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js'
@@ -66,7 +67,7 @@ function startWorker() {
       perWebhook: 4,
       prefetch: 0,
       alive: () => true,
-      stopWaitMs: 5_000,
+      dbWaits: new DbWaits(5_000),
     },
     createLogger({ service: 'test', level: 'silent' }),
     new Metrics('webhook_test'),

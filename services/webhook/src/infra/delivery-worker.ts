@@ -28,10 +28,10 @@ export interface WorkerOptions {
   alive: () => boolean
   /**
    * How long `stop` waits for the database once every attempt in flight has its endpoint's answer
-   * (a claim running, results and hand-backs to write); past it those rows are left to their
-   * leases, as a crashed replica's are.
+   * (a claim running, results and hand-backs to write): the shutdown's database waits (the
+   * runtime's `dbWaits`); past them those rows are left to their leases, as a crashed replica's are.
    */
-  stopWaitMs: number
+  dbWaits: { within(p: Promise<unknown>): Promise<boolean> }
 }
 
 /**
@@ -338,9 +338,9 @@ export class DeliveryWorker {
   /**
    * Stop claiming; attempts in flight finish (bounded by the time-out) and are recorded, and the
    * deliveries waiting in memory, and those of a claim running now, are handed back at once rather
-   * than when their leases run out. The database gets `stopWaitMs` past the last endpoint's
-   * answer: a hung one held the shutdown on its claim or writes (30 s query timeout) until the
-   * pod's deadline, which then exited 1 without draining NATS.
+   * than when their leases run out. The database gets the shutdown's database waits past the last
+   * endpoint's answer: a hung one held the shutdown on its claim or writes until the pod's
+   * deadline, which then exited 1 without draining NATS.
    */
   async stop(): Promise<void> {
     this.stopped = true
@@ -349,13 +349,9 @@ export class DeliveryWorker {
     this.queued.clear()
     this.queuedCount = 0
     const done = Promise.allSettled([...this.running, this.store.unclaim(waiting), this.claiming])
-    const answered = Promise.allSettled([...this.sending])
-    const gaveUp = answered.then(() => sleep(this.opts.stopWaitMs, false as const, { ref: false }))
-    if ((await Promise.race([done.then(() => true as const), gaveUp])) === false)
-      this.logger.warn(
-        { ms: this.opts.stopWaitMs },
-        'database did not answer in time; webhook deliveries in hand are left to their leases',
-      )
+    await Promise.allSettled([...this.sending])
+    if (!(await this.opts.dbWaits.within(done)))
+      this.logger.warn('database did not answer in time; webhook deliveries in hand are left to their leases')
   }
 
   private async halt(): Promise<void> {
