@@ -173,6 +173,39 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     await content.getByText('no longer stored').waitFor()
     expect(await content.getByRole('alert').count()).toBe(0)
     expect(await content.getByRole('button', { name: 'Try again' }).count()).toBe(0)
+    // Resend is made from the stored content: not offered once it is gone (it failed in its dialog).
+    await heading('Old one').waitFor()
+    expect(await page.getByRole('button', { name: 'Resend' }).count()).toBe(0)
+  })
+
+  it('offers Resend while the content is stored', async () => {
+    const sent = await client.post('/v1/emails', shop.live, email(shop.from, { subject: 'Fresh one' }))
+    expect(sent.status).toBe(202)
+    await open(`emails/${sent.body.id}`)
+    await page.getByRole('region', { name: 'Content' }).getByRole('tabpanel').waitFor()
+    await page.getByRole('button', { name: 'Resend' }).waitFor()
+  })
+
+  it('keeps template edits through a version saved meanwhile, and saves them over it when asked', async () => {
+    const tpl = `/v1/admin/projects/${SLUG}/templates`
+    expect(
+      (await client.post(tpl, client.admin, { name: 'shared', subject: 'Hi', html: '<p>1</p>' })).status,
+    ).toBe(201)
+    await open(`projects/${SLUG}/templates/shared`)
+    const form = page.getByRole('form', { name: 'Edit template' })
+    const html = form.getByLabel('HTML')
+    await html.fill('<p>Mine</p>')
+    // Someone else saves version 2 while these edits are being made.
+    const theirs = await client.patch(`${tpl}/shared`, client.admin, { html: '<p>Theirs</p>', version: 1 })
+    expect(theirs.body.version).toBe(2)
+    await form.getByRole('button', { name: 'Save new version' }).click()
+    await form.getByRole('alert').filter({ hasText: 'Version 2 was saved meanwhile' }).waitFor()
+    expect(await html.inputValue()).toBe('<p>Mine</p>')
+    expect((await client.get(`${tpl}/shared`, client.admin)).body.html).toBe('<p>Theirs</p>')
+    // Saving again saves the edits over version 2: it no longer fails until a reload.
+    await form.getByRole('button', { name: 'Save new version' }).click()
+    await page.getByText('Saved as version 3').waitFor()
+    expect((await client.get(`${tpl}/shared`, client.admin)).body.html).toBe('<p>Mine</p>')
   })
 
   it('says where to go when a broadcast has no audience to go to', async () => {

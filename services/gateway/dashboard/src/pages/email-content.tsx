@@ -1,4 +1,4 @@
-import { type KeyboardEvent, useId, useState } from 'react'
+import { type KeyboardEvent, useEffect, useId, useState } from 'react'
 import { EmailPreview } from '../components/preview.js'
 import { AsyncView, Empty } from '../components/states.js'
 import { Section, Table } from '../components/ui.js'
@@ -96,7 +96,16 @@ function Panel({ tab, content }: { tab: Tab; content: EmailContent }) {
 }
 
 /** The stored content (kept CONTENT_RETENTION_DAYS): rendered HTML, text, headers, attachments. */
-export function EmailContentView({ id, project }: { id: string; project: string | null }) {
+export function EmailContentView({
+  id,
+  project,
+  onExpired,
+}: {
+  id: string
+  project: string | null
+  /** Told once the API says the content is gone (the page then offers no Resend: it would fail). */
+  onExpired?: () => void
+}) {
   const content = useResource(
     () => api.get<EmailContent>(paths.email(id, project, '/content')),
     [id, project],
@@ -106,6 +115,9 @@ export function EmailContentView({ id, project }: { id: string; project: string 
   // Content is kept CONTENT_RETENTION_DAYS, the email itself longer: for every older email the
   // API says content_expired, which is how things are, not an error to retry.
   const expired = content.error instanceof ApiError && content.error.code === 'content_expired'
+  useEffect(() => {
+    if (expired) onExpired?.()
+  }, [expired, onExpired])
   if (expired && !content.data)
     return (
       <Section title="Content">

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react'
+import { useCallback, useEffect, useState } from 'react'
 import { ConfirmButton } from '../components/confirm.js'
 import { useNotify } from '../components/notices.js'
 import { AsyncView } from '../components/states.js'
@@ -34,6 +34,10 @@ export function EmailPage({ params }: { params: Record<string, string> }) {
     given ?? (projectId ? (projects.data?.data.find((p) => p.id === projectId)?.slug ?? null) : null)
   const status = email.data?.status
   const live = status !== undefined && ACTIVE.has(status)
+  // Resend makes the new email from the stored content: once that is gone (content_expired, kept
+  // CONTENT_RETENTION_DAYS) it is not offered, rather than failing inside its dialog.
+  const [goneId, setGoneId] = useState<string | null>(null)
+  const onContentExpired = useCallback(() => setGoneId(id), [id])
   useEffect(() => {
     if (status) setPolling(ACTIVE.has(status))
   }, [status])
@@ -68,16 +72,18 @@ export function EmailPage({ params }: { params: Record<string, string> }) {
                 }}
               />
             )}
-            <ConfirmButton
-              label="Resend"
-              title="Send this email again?"
-              body={<p>A new email is made from the stored content and sent to the same recipients.</p>}
-              onConfirm={async () => {
-                const r = await api.post<SendResult>(`v1/admin/emails/${paths.enc(id)}/resend`)
-                notify('Email resent')
-                navigate(withQuery(`emails/${encodeURIComponent(r.id)}`, { project: project ?? undefined }))
-              }}
-            />
+            {goneId !== id && (
+              <ConfirmButton
+                label="Resend"
+                title="Send this email again?"
+                body={<p>A new email is made from the stored content and sent to the same recipients.</p>}
+                onConfirm={async () => {
+                  const r = await api.post<SendResult>(`v1/admin/emails/${paths.enc(id)}/resend`)
+                  notify('Email resent')
+                  navigate(withQuery(`emails/${encodeURIComponent(r.id)}`, { project: project ?? undefined }))
+                }}
+              />
+            )}
           </>
         )
       }
@@ -140,7 +146,7 @@ export function EmailPage({ params }: { params: Record<string, string> }) {
             <Section title="Timeline">
               <Timeline events={e.events} />
             </Section>
-            <EmailContentView id={id} project={given} />
+            <EmailContentView id={id} project={given} onExpired={onContentExpired} />
           </>
         )}
       </AsyncView>

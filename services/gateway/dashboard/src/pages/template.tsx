@@ -3,7 +3,7 @@ import { ConfirmButton } from '../components/confirm.js'
 import { useNotify } from '../components/notices.js'
 import { AsyncView, FormError } from '../components/states.js'
 import { Field, Page, Section } from '../components/ui.js'
-import { api, paths } from '../lib/api.js'
+import { ApiError, api, paths } from '../lib/api.js'
 import { json } from '../lib/format.js'
 import { navigate } from '../lib/router.js'
 import type { Template } from '../lib/types.js'
@@ -15,6 +15,10 @@ function Editor({ base, t, onSaved }: { base: string; t: Template; onSaved: () =
   const [html, setHtml] = useState(t.html ?? '')
   const [text, setText] = useState(t.text ?? '')
   const [variables, setVariables] = useState(json(t.variables))
+  // The version these edits replace. After a template_conflict it becomes the version saved
+  // meanwhile, so that Save again saves the edits over it (knowingly) instead of failing until a
+  // reload, which would throw the edits away.
+  const [over, setOver] = useState(t.version)
   const notify = useNotify()
   const save = useAction(async () => {
     let vars: unknown
@@ -24,13 +28,23 @@ function Editor({ base, t, onSaved }: { base: string; t: Template; onSaved: () =
       throw new Error('Variables must be JSON: [{ "name": "x", "required": true, "example": "…" }]')
     }
     // `version`: refused with template_conflict if someone saved in between.
-    const saved = await api.patch<Template>(base, {
-      subject: subject || null,
-      html: html || null,
-      text: text || null,
-      variables: vars,
-      version: t.version,
-    })
+    let saved: Template
+    try {
+      saved = await api.patch<Template>(base, {
+        subject: subject || null,
+        html: html || null,
+        text: text || null,
+        variables: vars,
+        version: over,
+      })
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === 'template_conflict')) throw e
+      const latest = await api.get<Template>(base)
+      setOver(latest.version)
+      throw new Error(
+        `Version ${latest.version} was saved meanwhile (on another page, the API or the CLI). Your edits are kept: Save again to save them over it, or reload the page to see it (your edits are then lost).`,
+      )
+    }
     notify(`Saved as version ${saved.version}`)
     onSaved()
   })
