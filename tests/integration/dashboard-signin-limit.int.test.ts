@@ -28,6 +28,7 @@ afterAll(async () => {
 interface Answer {
   status: number
   code: string | undefined
+  message: string | undefined
   retryAfter: string | null
 }
 
@@ -38,8 +39,13 @@ async function signIn(base: string, ip: string, key: string): Promise<Answer> {
     headers: { 'content-type': 'application/json', origin: new URL(base).origin, 'x-forwarded-for': ip },
     body: JSON.stringify({ key }),
   })
-  const body = (await res.json()) as { error?: { code: string } }
-  return { status: res.status, code: body.error?.code, retryAfter: res.headers.get('retry-after') }
+  const body = (await res.json()) as { error?: { code: string; message: string } }
+  return {
+    status: res.status,
+    code: body.error?.code,
+    message: body.error?.message,
+    retryAfter: res.headers.get('retry-after'),
+  }
 }
 
 describe('the dashboard sign-in limit', () => {
@@ -112,6 +118,8 @@ describe('the dashboard sign-in limit', () => {
     const wait = Number(limited.retryAfter)
     expect(wait).toBeGreaterThan(240)
     expect(wait).toBeLessThanOrEqual(300)
+    // The message (what the sign-in page shows) says how long too, not "later".
+    expect(limited.message).toBe(`Too many failed sign-ins; try again in ${Math.ceil(wait / 60)} minutes`)
   })
 
   it('counts concurrent guesses: a burst from one address gets no more than 10 keys compared', async () => {

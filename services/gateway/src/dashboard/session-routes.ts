@@ -4,6 +4,7 @@ import type { Logger, Metrics } from '@mailer/observability'
 import { type Request, type Response, Router } from 'express'
 import { z } from 'zod'
 import { signinClient } from '../domain/signin-client.js'
+import { waitText } from '../domain/wait-text.js'
 import { jsonBody } from '../http/body.js'
 import { sendError } from '../http/errors.js'
 import type { DashboardSignins } from '../infra/dashboard-signins.js'
@@ -45,7 +46,11 @@ export function sessionRouter(deps: {
       if (!attempt.allowed) {
         signIns.inc({ outcome: 'limited' })
         res.set('Retry-After', String(attempt.retryAfterSeconds)) // until the lockout ends
-        throw new MailerError('rate_limited', 'Too many failed sign-ins; try again later')
+        // Said in the message too: the sign-in page shows it, and "later" left the operator guessing.
+        throw new MailerError(
+          'rate_limited',
+          `Too many failed sign-ins; try again in ${waitText(attempt.retryAfterSeconds)}`,
+        )
       }
       if (!auth.signer?.isAdminKey(key)) {
         signIns.inc({ outcome: auth.signer ? 'invalid' : 'unconfigured' })
