@@ -167,6 +167,10 @@ describe('sign-in', () => {
           set.map((c) => /; Secure/.test(c)),
           setting,
         ).toEqual([secure, secure])
+        // HSTS follows the same setting: a browser behind that balancer is on https.
+        expect(post.headers.get('strict-transport-security'), setting).toBe(
+          secure ? 'max-age=31536000' : null,
+        )
         // Signing out clears them with the same flag (a browser ignores a non-Secure clear of a
         // Secure cookie).
         const cookie = set.map((c) => c.split(';')[0]).join('; ')

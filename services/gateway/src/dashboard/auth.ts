@@ -78,11 +78,12 @@ export class DashboardAuth {
   }
 
   /**
-   * `Secure` whenever the browser came over https (X-Forwarded-Proto when proxies are trusted), or
-   * always / never as DASHBOARD_COOKIE_SECURE says: TLS that ends before a proxy that sends no
-   * X-Forwarded-Proto looks like plain http here, and the cookie must still be kept off http.
+   * Whether the browser is taken to reach the dashboard over https: whenever the request came
+   * over https (X-Forwarded-Proto when proxies are trusted), or always / never as
+   * DASHBOARD_COOKIE_SECURE says: TLS that ends before a proxy that sends no X-Forwarded-Proto
+   * looks like plain http here. The cookies' `Secure` and the HSTS header follow it (headers.ts).
    */
-  private secure(req: Request): boolean {
+  secure(req: Request): boolean {
     const setting = this.opts.cookieSecure ?? 'auto'
     return setting === 'auto' ? req.secure : setting === 'true'
   }

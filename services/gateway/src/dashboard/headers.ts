@@ -21,17 +21,23 @@ export const DASHBOARD_CSP = [
   "object-src 'none'",
 ].join('; ')
 
-/** Security headers on every /dashboard answer, pages and API alike. */
-export function securityHeaders(req: Request, res: Response, next: NextFunction): void {
-  res.set({
-    'Content-Security-Policy': DASHBOARD_CSP,
-    'X-Frame-Options': 'DENY',
-    'X-Content-Type-Options': 'nosniff',
-    'Referrer-Policy': 'same-origin',
-    'Cross-Origin-Opener-Policy': 'same-origin',
-    'Cross-Origin-Resource-Policy': 'same-origin',
-    'Permissions-Policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=()',
-  })
-  if (req.secure) res.set('Strict-Transport-Security', 'max-age=31536000')
-  next()
-}
+/**
+ * Security headers on every /dashboard answer, pages and API alike. `https(req)`: whether the
+ * browser came over https (DashboardAuth.secure: DASHBOARD_COOKIE_SECURE, else the request's
+ * protocol), for HSTS, which browsers take only from an https answer anyway.
+ */
+export const securityHeaders =
+  (https: (req: Request) => boolean) =>
+  (req: Request, res: Response, next: NextFunction): void => {
+    res.set({
+      'Content-Security-Policy': DASHBOARD_CSP,
+      'X-Frame-Options': 'DENY',
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'same-origin',
+      'Cross-Origin-Opener-Policy': 'same-origin',
+      'Cross-Origin-Resource-Policy': 'same-origin',
+      'Permissions-Policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=()',
+    })
+    if (https(req)) res.set('Strict-Transport-Security', 'max-age=31536000')
+    next()
+  }

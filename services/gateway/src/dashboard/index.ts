@@ -61,7 +61,10 @@ export async function dashboardRouter(deps: DashboardDeps): Promise<Router> {
   deps.onStop(() => prune.stop())
 
   const router = Router()
-  router.use('/dashboard', securityHeaders)
+  router.use(
+    '/dashboard',
+    securityHeaders((req) => dashboard.secure(req)),
+  )
   router.use(API_PREFIX, (_req, res, next) => {
     res.set('Cache-Control', 'no-store')
     next()
