@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type BrowserContext, chromium, type Page } from 'playwright-core'
-import { expect } from 'vitest'
+import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { settleWithin } from '../support/infra.js'
+import { ADMIN_KEY } from '../support/stack.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const DASHBOARD = join(ROOT, 'services', 'gateway', 'dashboard')
@@ -156,4 +157,100 @@ export function watchProblems(page: Page, problems: string[]): void {
       problems.push(`console: ${m.text()}`)
   })
   page.on('dialog', (d) => problems.push(`dialog: ${d.message()}`))
+}
+
+export interface UseBrowserOptions {
+  /** The pages' time zone (launchBrowser's `timezoneId`), e.g. `America/Los_Angeles`. */
+  timezoneId?: string
+  /** Collect the page's problems (watchProblems) in `problems`; `false` for a file that listens itself. */
+  watch?: boolean
+}
+
+export interface UsedBrowser {
+  /** The browser's context (a second tab, its cookies); only once useBrowser's `beforeAll` has run. */
+  readonly context: BrowserContext
+  /** The file's page; only once useBrowser's `beforeAll` has run. */
+  readonly page: Page
+  /** What watchProblems saw on the page, and on the pages the file watches with it. */
+  problems: string[]
+  /** The h1 of exactly this name, on the file's page unless `p` is given. */
+  heading(name: string, p?: Page): Locator
+  /** Goes to `/dashboard/<path>` of the gateway, on the file's page unless `p` is given. */
+  goto(path: string, p?: Page): Promise<unknown>
+  /** A link of the main navigation. */
+  nav(name: string): Locator
+  /** Goes to `/dashboard/<path>`, signs in with the admin key and waits for the h1 `landing`. */
+  signIn(path?: string, landing?: string, p?: Page): Promise<void>
+  /** Opens `/dashboard/<path>`, signing in first when this browser has no session yet (a test run alone). */
+  open(path: string): Promise<void>
+  /** The file's last test: no script error, CSP violation or dialog on the watched pages. */
+  itShowsNoProblems(title?: string): void
+}
+
+/**
+ * A test file's browser: Chromium launched with a page (watched for problems) in a `beforeAll`,
+ * closed in an `afterAll`. `gatewayUrl` is read when a helper goes to a page, so it may be the
+ * stack's gateway, started by then. Call it after useStack: its `beforeAll` runs once the services
+ * are up, its `afterAll` before they stop. Files with several browsers or contexts use
+ * launchBrowser itself.
+ */
+export function useBrowser(gatewayUrl: () => string, opts: UseBrowserOptions = {}): UsedBrowser {
+  let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined
+  let page: Page | undefined
+  const problems: string[] = []
+  const url = (path: string) => {
+    const base = gatewayUrl()
+    if (!base) throw new Error('useBrowser: the gateway is not running (not started, or not yet)')
+    return `${base}/dashboard/${path}`
+  }
+
+  beforeAll(async () => {
+    browser = await launchBrowser({ timezoneId: opts.timezoneId })
+    page = await browser.context.newPage()
+    if (opts.watch !== false) watchProblems(page, problems)
+  }, 240_000)
+
+  afterAll(async () => {
+    await browser?.close()
+  }, 120_000)
+
+  const used: UsedBrowser = {
+    get context() {
+      if (!browser) throw new Error('useBrowser: no browser yet (it is launched in a beforeAll)')
+      return browser.context
+    },
+    get page() {
+      if (!page) throw new Error('useBrowser: no page yet (it is opened in a beforeAll)')
+      return page
+    },
+    problems,
+    heading: (name, p = used.page) => p.getByRole('heading', { level: 1, name, exact: true }),
+    goto: async (path, p = used.page) => p.goto(url(path)),
+    nav: (name) =>
+      used.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }),
+    async signIn(path = '', landing = 'Projects', p = used.page) {
+      await used.goto(path, p)
+      await p.getByLabel('Admin key').fill(ADMIN_KEY)
+      await p.getByRole('button', { name: 'Sign in' }).click()
+      await used.heading(landing, p).waitFor()
+    },
+    async open(path) {
+      const p = used.page
+      await used.goto(path)
+      const key = p.getByLabel('Admin key')
+      await key.or(p.locator('#page-title')).first().waitFor()
+      if (await key.isVisible()) {
+        await key.fill(ADMIN_KEY)
+        await p.getByRole('button', { name: 'Sign in' }).click()
+        await p.locator('#page-title').waitFor()
+      }
+    },
+    itShowsNoProblems(title = 'shows no script error, CSP violation or dialog') {
+      if (opts.watch === false) throw new Error('useBrowser: the page is not watched (watch: false)')
+      it(title, () => {
+        expect(problems).toEqual([])
+      })
+    },
+  }
+  return used
 }

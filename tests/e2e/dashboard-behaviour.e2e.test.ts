@@ -1,9 +1,8 @@
-import type { Page, Response } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Response } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createProject } from '../support/http.js'
-import { ADMIN_KEY } from '../support/stack.js'
 import { useStack } from '../support/use-stack.js'
-import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
+import { ensureDashboardBuilt, useBrowser, watchProblems } from './browser.js'
 
 // How the dashboard behaves for an operator beyond the happy path, in a real Chromium running in
 // a time zone far from UTC: errors name the API's code and request id, a second tab survives a
@@ -13,45 +12,28 @@ const { stack, client } = useStack(['auth', 'email', 'broadcast', 'analytics', '
   before: () => ensureDashboardBuilt(),
   timeout: 240_000,
 })
-let browser: Awaited<ReturnType<typeof launchBrowser>>
-let page: Page
-const problems: string[] = []
+const ui = useBrowser(() => stack.gatewayUrl, { timezoneId: 'America/Los_Angeles' })
 
 const SLUG = 'e2e-ops'
 
 beforeAll(async () => {
   await createProject(client, SLUG)
-  browser = await launchBrowser({ timezoneId: 'America/Los_Angeles' })
-  page = await browser.context.newPage()
-  watchProblems(page, problems)
-  await signIn(page, `${stack.gatewayUrl}/dashboard/projects`)
+  await ui.signIn('projects')
 }, 240_000)
 
-afterAll(async () => {
-  await browser?.close()
-}, 120_000)
-
-async function signIn(p: Page, url: string): Promise<void> {
-  await p.goto(url)
-  await p.getByLabel('Admin key').fill(ADMIN_KEY)
-  await p.getByRole('button', { name: 'Sign in' }).click()
-  await p.getByRole('heading', { level: 1, name: 'Projects', exact: true }).waitFor()
-}
-
-const heading = (p: Page, name: string) => p.getByRole('heading', { level: 1, name, exact: true })
 const requestId = (r: Response) => r.headerValue('x-request-id')
 const isApi = (r: Response, method: string, path: string) =>
   r.request().method() === method && new URL(r.url()).pathname === `/dashboard/api/${path}`
 
 describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
   it("shows the API's code and request id for an error in a form and in a confirmation", async () => {
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects`)
-    await heading(page, 'Projects').waitFor()
-    await page.getByRole('button', { name: 'New project' }).click()
-    const form = page.getByRole('form', { name: 'Create a project' })
+    await ui.goto('projects')
+    await ui.heading('Projects').waitFor()
+    await ui.page.getByRole('button', { name: 'New project' }).click()
+    const form = ui.page.getByRole('form', { name: 'Create a project' })
     await form.getByLabel('Slug').fill(SLUG) // taken
     await form.getByLabel('Name', { exact: true }).fill('Again')
-    const answer = page.waitForResponse((r) => isApi(r, 'POST', 'v1/admin/projects'))
+    const answer = ui.page.waitForResponse((r) => isApi(r, 'POST', 'v1/admin/projects'))
     await form.getByRole('button', { name: 'Create project' }).click()
     const res = await answer
     expect(res.status()).toBe(409)
@@ -71,10 +53,10 @@ describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
       html: '<p>x</p>',
     })
     expect(bc.status).toBe(201)
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/audiences`)
-    await page.getByRole('row').filter({ hasText: 'Busy' }).getByRole('button', { name: 'Delete' }).click()
-    const dialog = page.getByRole('dialog', { name: 'Delete audience Busy?' })
-    const refused = page.waitForResponse((r) =>
+    await ui.goto(`projects/${SLUG}/audiences`)
+    await ui.page.getByRole('row').filter({ hasText: 'Busy' }).getByRole('button', { name: 'Delete' }).click()
+    const dialog = ui.page.getByRole('dialog', { name: 'Delete audience Busy?' })
+    const refused = ui.page.waitForResponse((r) =>
       isApi(r, 'DELETE', `v1/admin/projects/${SLUG}/audiences/${aud.body.id}`),
     )
     await dialog.getByRole('button', { name: 'Delete' }).click()
@@ -88,14 +70,14 @@ describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
   })
 
   it('keeps working in a tab whose session was replaced by a sign-in in another tab', async () => {
-    const other = await browser.context.newPage()
-    watchProblems(other, problems)
-    await other.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/audiences`)
-    await heading(other, 'Audiences').waitFor() // same browser: already signed in
+    const other = await ui.context.newPage()
+    watchProblems(other, ui.problems)
+    await ui.goto(`projects/${SLUG}/audiences`, other)
+    await ui.heading('Audiences', other).waitFor() // same browser: already signed in
 
     // The first tab signs out and in again: a new session (and CSRF token) for the browser.
-    await page.getByRole('button', { name: 'Sign out' }).click()
-    await signIn(page, `${stack.gatewayUrl}/dashboard/projects`)
+    await ui.page.getByRole('button', { name: 'Sign out' }).click()
+    await ui.signIn('projects')
 
     const form = other.getByRole('form', { name: 'Create an audience' })
     await form.getByLabel('Name', { exact: true }).fill('Second tab')
@@ -107,29 +89,29 @@ describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
     await created.waitFor()
 
     // Signing out there ends the browser's session, although that tab's token is stale again.
-    await page.getByRole('button', { name: 'Sign out' }).click()
-    await signIn(page, `${stack.gatewayUrl}/dashboard/projects`)
+    await ui.page.getByRole('button', { name: 'Sign out' }).click()
+    await ui.signIn('projects')
     await other.getByRole('button', { name: 'Sign out' }).click()
     await other.getByLabel('Admin key').waitFor()
-    await page.reload()
-    await page.getByLabel('Admin key').waitFor()
+    await ui.page.reload()
+    await ui.page.getByLabel('Admin key').waitFor()
     await other.close()
-    await signIn(page, `${stack.gatewayUrl}/dashboard/projects`)
+    await ui.signIn('projects')
   })
 
   it("labels analytics' UTC days with their own date in a browser west of UTC", async () => {
-    await page.goto(`${stack.gatewayUrl}/dashboard/analytics?project=${SLUG}&range=7d&interval=day`)
-    await heading(page, 'Analytics').waitFor()
-    const chart = page.getByRole('img', { name: /Emails per day/ })
+    await ui.goto(`analytics?project=${SLUG}&range=7d&interval=day`)
+    await ui.heading('Analytics').waitFor()
+    const chart = ui.page.getByRole('img', { name: /Emails per day/ })
     await chart.waitFor()
     // The table gives each bucket's UTC day; the chart must name the same day for that point.
-    await page.getByText('Show as a table').click()
-    const table = page.getByRole('table', { name: 'Emails per day' })
+    await ui.page.getByText('Show as a table').click()
+    const table = ui.page.getByRole('table', { name: 'Emails per day' })
     const firstDay = (await table.getByRole('rowheader').first().textContent())!.trim()
     expect(firstDay).toMatch(/^\d{4}-\d{2}-\d{2}$/)
     const plot = chart.locator('.u-over')
     const box = (await plot.boundingBox())!
-    await page.mouse.move(box.x + 2, box.y + box.height / 2) // the first (oldest) bucket
+    await ui.page.mouse.move(box.x + 2, box.y + box.height / 2) // the first (oldest) bucket
     const legendX = chart.locator('.u-legend .u-series').first().locator('.u-value')
     await expect.poll(async () => (await legendX.textContent())?.trim()).toContain(firstDay)
   })
@@ -140,14 +122,14 @@ describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
     }))
     const imported = await client.post(`/v1/admin/projects/${SLUG}/contacts/import`, client.admin, people)
     expect(imported.body).toEqual({ created: 130, updated: 0 })
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/contacts`)
-    await heading(page, 'Contacts').waitFor()
-    const rows = page.getByRole('table', { name: 'Contacts' }).getByRole('row')
+    await ui.goto(`projects/${SLUG}/contacts`)
+    await ui.heading('Contacts').waitFor()
+    const rows = ui.page.getByRole('table', { name: 'Contacts' }).getByRole('row')
     await rows.filter({ hasText: 'p129@example.com' }).waitFor() // newest first
-    await page.getByRole('button', { name: 'Load more' }).click()
+    await ui.page.getByRole('button', { name: 'Load more' }).click()
     await rows.filter({ hasText: 'p000@example.com' }).waitFor() // the oldest, on a later page
     expect(await rows.count()).toBe(131) // header + every contact once
-    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0)
+    expect(await ui.page.getByRole('button', { name: 'Load more' }).count()).toBe(0)
     // An action on a later page keeps the pages shown, with the row's new state.
     const oldest = rows.filter({ hasText: 'p000@example.com' })
     await oldest.getByRole('button', { name: 'Unsubscribe' }).click()
@@ -162,16 +144,16 @@ describe('the dashboard beyond the happy path', { timeout: 120_000 }, () => {
       audienceIds: [vip.body.id],
     })
     expect(added.status).toBeLessThan(300)
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/audiences`)
-    await page.getByRole('row').filter({ hasText: 'VIP' }).getByRole('link', { name: '1' }).click()
-    await heading(page, 'Contacts').waitFor()
-    const rows = page.getByRole('table', { name: 'Contacts' }).getByRole('row')
+    await ui.goto(`projects/${SLUG}/audiences`)
+    await ui.page.getByRole('row').filter({ hasText: 'VIP' }).getByRole('link', { name: '1' }).click()
+    await ui.heading('Contacts').waitFor()
+    const rows = ui.page.getByRole('table', { name: 'Contacts' }).getByRole('row')
     await rows.filter({ hasText: 'vip@example.com' }).waitFor()
     expect(await rows.count()).toBe(2) // header + the audience's one contact, not every contact
-    await expect.poll(() => page.getByRole('combobox', { name: 'Audience' }).inputValue()).toBe(vip.body.id)
+    await expect
+      .poll(() => ui.page.getByRole('combobox', { name: 'Audience' }).inputValue())
+      .toBe(vip.body.id)
   })
 
-  it('shows no script error, CSP violation or dialog', () => {
-    expect(problems).toEqual([])
-  })
+  ui.itShowsNoProblems()
 })

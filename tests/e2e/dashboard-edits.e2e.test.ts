@@ -1,10 +1,9 @@
-import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, projectWithDomain } from '../support/emails.js'
 import { ADMIN_KEY } from '../support/stack.js'
 import { useStack } from '../support/use-stack.js'
-import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
+import { ensureDashboardBuilt, useBrowser } from './browser.js'
 
 // What an operator typed or was shown stays right while other things happen on the page (a switch
 // flipped next to a half-edited form, a key revoked right after it was created), the first visit
@@ -15,77 +14,54 @@ const { te, stack, client } = useStack(['auth', 'email', 'webhook', 'broadcast',
   before: () => ensureDashboardBuilt(),
   timeout: 240_000,
 })
-let browser: Awaited<ReturnType<typeof launchBrowser>>
-let page: Page
+const ui = useBrowser(() => stack.gatewayUrl)
 let shop: Awaited<ReturnType<typeof projectWithDomain>>
-const problems: string[] = []
 
 const SLUG = 'e2e-edits'
 
 beforeAll(async () => {
   shop = await projectWithDomain(client, SLUG)
-  browser = await launchBrowser()
-  page = await browser.context.newPage()
-  watchProblems(page, problems)
 }, 240_000)
-
-afterAll(async () => {
-  await browser?.close()
-}, 120_000)
-
-const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true })
-
-/** Opens a dashboard page, signing in first when this browser has no session yet (a test run alone). */
-async function open(path: string): Promise<void> {
-  await page.goto(`${stack.gatewayUrl}/dashboard/${path}`)
-  const key = page.getByLabel('Admin key')
-  await key.or(page.locator('#page-title')).first().waitFor()
-  if (await key.isVisible()) {
-    await key.fill(ADMIN_KEY)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.locator('#page-title').waitFor()
-  }
-}
 
 describe('the dashboard keeps what the operator typed and saw right', { timeout: 120_000 }, () => {
   it('opens on the sign-in form without a failed request in the console', async () => {
     // Every console line, "Failed to load resource" included: the session check before sign-in
     // is a request the page makes on every visit, so it must not fail.
     const lines: string[] = []
-    const fresh = await browser.context.newPage()
+    const fresh = await ui.context.newPage()
     fresh.on('console', (m) => {
       if (m.type() === 'error' || m.type() === 'warning') lines.push(`${m.type()}: ${m.text()}`)
     })
     const check = fresh.waitForResponse((r) => new URL(r.url()).pathname === '/dashboard/api/session')
-    await fresh.goto(`${stack.gatewayUrl}/dashboard/projects`)
+    await ui.goto('projects', fresh)
     const status = (await check).status()
     await fresh.getByLabel('Admin key').waitFor()
     const before = [...lines]
     // Signed in (for the tests below) before asserting, so they do not depend on this one.
     await fresh.getByLabel('Admin key').fill(ADMIN_KEY)
     await fresh.getByRole('button', { name: 'Sign in' }).click()
-    await fresh.getByRole('heading', { level: 1, name: 'Projects', exact: true }).waitFor()
+    await ui.heading('Projects', fresh).waitFor()
     expect(before).toEqual([])
     expect(status).toBe(200)
     await fresh.close()
   })
 
   it("keeps a project's unsaved settings when RPC or the project is switched", async () => {
-    await open(`projects/${SLUG}`)
-    const settings = page.getByRole('form', { name: 'Project settings' })
+    await ui.open(`projects/${SLUG}`)
+    const settings = ui.page.getByRole('form', { name: 'Project settings' })
     await settings.getByLabel('Name', { exact: true }).fill('Renamed, not saved yet')
     await settings.getByLabel('Daily limit').fill('42')
 
-    const rpc = page.getByRole('switch')
+    const rpc = ui.page.getByRole('switch')
     await expect.poll(() => rpc.getAttribute('aria-checked')).toBe('true')
     await rpc.click()
     await expect.poll(() => rpc.getAttribute('aria-checked')).toBe('false')
-    await page.getByRole('button', { name: 'Disable project' }).click()
-    await page
+    await ui.page.getByRole('button', { name: 'Disable project' }).click()
+    await ui.page
       .getByRole('dialog', { name: `Disable ${SLUG}?` })
       .getByRole('button', { name: 'Disable project' })
       .click()
-    await page.getByRole('button', { name: 'Enable project' }).waitFor()
+    await ui.page.getByRole('button', { name: 'Enable project' }).waitFor()
 
     expect(await settings.getByLabel('Name', { exact: true }).inputValue()).toBe('Renamed, not saved yet')
     expect(await settings.getByLabel('Daily limit').inputValue()).toBe('42')
@@ -93,7 +69,7 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     // Saving then stores them, and the fields show what was stored.
     await settings.getByLabel('Name', { exact: true }).fill('  Edited  ')
     await settings.getByRole('button', { name: 'Save changes' }).click()
-    await heading('Edited').waitFor()
+    await ui.heading('Edited').waitFor()
     expect(await settings.getByLabel('Name', { exact: true }).inputValue()).toBe('Edited')
     const stored = await client.get(`/v1/admin/projects/${SLUG}`, client.admin)
     expect(stored.body).toMatchObject({ name: 'Edited', dailyLimit: 42, rpcEnabled: false, disabled: true })
@@ -106,13 +82,13 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
       events: ['*'],
     })
     expect(hook.status).toBe(201)
-    await open(`projects/${SLUG}/webhooks/${hook.body.id}`)
-    const edit = page.getByRole('form', { name: 'Edit webhook' })
+    await ui.open(`projects/${SLUG}/webhooks/${hook.body.id}`)
+    const edit = ui.page.getByRole('form', { name: 'Edit webhook' })
     await edit.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/after')
     await edit.getByLabel('Every event (*)').uncheck()
     await edit.getByLabel('email.bounced').check()
 
-    const toggle = page.getByRole('switch')
+    const toggle = ui.page.getByRole('switch')
     await toggle.click()
     await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('false')
     await toggle.click()
@@ -121,23 +97,23 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     expect(await edit.getByLabel('Endpoint URL').inputValue()).toBe('http://127.0.0.1:9/after')
     expect(await edit.getByLabel('email.bounced').isChecked()).toBe(true)
     await edit.getByRole('button', { name: 'Save changes' }).click()
-    await page.getByText('Webhook saved').waitFor()
+    await ui.page.getByText('Webhook saved').waitFor()
     const list = await client.get(`/v1/admin/projects/${SLUG}/webhooks`, client.admin)
     expect(list.body.data[0]).toMatchObject({ url: 'http://127.0.0.1:9/after', events: ['email.bounced'] })
   })
 
   it('stops showing a new key once it is revoked', async () => {
-    await open(`projects/${SLUG}`)
-    const form = page.getByRole('form', { name: 'Create an API key' })
+    await ui.open(`projects/${SLUG}`)
+    const form = ui.page.getByRole('form', { name: 'Create an API key' })
     await form.getByLabel('Key name').fill('Short-lived')
     await form.getByRole('button', { name: 'Create key' }).click()
-    const secret = page.getByTestId('secret-value')
+    const secret = ui.page.getByTestId('secret-value')
     await secret.waitFor()
     expect(await secret.textContent()).toMatch(/^fs_live_/)
 
-    const row = page.getByRole('row').filter({ hasText: 'Short-lived' })
+    const row = ui.page.getByRole('row').filter({ hasText: 'Short-lived' })
     await row.getByRole('button', { name: 'Revoke' }).click()
-    await page
+    await ui.page
       .getByRole('dialog', { name: 'Revoke “Short-lived”?' })
       .getByRole('button', { name: 'Revoke' })
       .click()
@@ -149,15 +125,15 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     const later = new Date(Date.now() + 86_400_000).toISOString()
     const sent = await client.post('/v1/emails', shop.live, email(shop.from, { scheduledAt: later }))
     expect(sent.status).toBe(202)
-    await open(`emails/${sent.body.id}`)
-    await page.getByText('scheduled', { exact: true }).first().waitFor()
-    await page.getByRole('form', { name: 'Reschedule' }).waitFor()
-    await page.getByRole('button', { name: 'Cancel email' }).click()
-    await page
+    await ui.open(`emails/${sent.body.id}`)
+    await ui.page.getByText('scheduled', { exact: true }).first().waitFor()
+    await ui.page.getByRole('form', { name: 'Reschedule' }).waitFor()
+    await ui.page.getByRole('button', { name: 'Cancel email' }).click()
+    await ui.page
       .getByRole('dialog', { name: 'Cancel this email?' })
       .getByRole('button', { name: 'Cancel email' })
       .click()
-    await page.getByText('Email canceled').waitFor()
+    await ui.page.getByText('Email canceled').waitFor()
     const stored = await client.get(`/v1/emails/${sent.body.id}`, shop.live)
     expect(stored.body.status).toBe('canceled')
   })
@@ -168,22 +144,22 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     await sql(te, `UPDATE email_contents SET expires_at = now() - interval '1 day' WHERE email_id = $1`, [
       sent.body.id,
     ])
-    await open(`emails/${sent.body.id}`)
-    const content = page.getByRole('region', { name: 'Content' })
+    await ui.open(`emails/${sent.body.id}`)
+    const content = ui.page.getByRole('region', { name: 'Content' })
     await content.getByText('no longer stored').waitFor()
     expect(await content.getByRole('alert').count()).toBe(0)
     expect(await content.getByRole('button', { name: 'Try again' }).count()).toBe(0)
     // Resend is made from the stored content: not offered once it is gone (it failed in its dialog).
-    await heading('Old one').waitFor()
-    expect(await page.getByRole('button', { name: 'Resend' }).count()).toBe(0)
+    await ui.heading('Old one').waitFor()
+    expect(await ui.page.getByRole('button', { name: 'Resend' }).count()).toBe(0)
   })
 
   it('offers Resend while the content is stored', async () => {
     const sent = await client.post('/v1/emails', shop.live, email(shop.from, { subject: 'Fresh one' }))
     expect(sent.status).toBe(202)
-    await open(`emails/${sent.body.id}`)
-    await page.getByRole('region', { name: 'Content' }).getByRole('tabpanel').waitFor()
-    await page.getByRole('button', { name: 'Resend' }).waitFor()
+    await ui.open(`emails/${sent.body.id}`)
+    await ui.page.getByRole('region', { name: 'Content' }).getByRole('tabpanel').waitFor()
+    await ui.page.getByRole('button', { name: 'Resend' }).waitFor()
   })
 
   it('keeps template edits through a version saved meanwhile, and saves them over it when asked', async () => {
@@ -191,8 +167,8 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     expect(
       (await client.post(tpl, client.admin, { name: 'shared', subject: 'Hi', html: '<p>1</p>' })).status,
     ).toBe(201)
-    await open(`projects/${SLUG}/templates/shared`)
-    const form = page.getByRole('form', { name: 'Edit template' })
+    await ui.open(`projects/${SLUG}/templates/shared`)
+    const form = ui.page.getByRole('form', { name: 'Edit template' })
     const html = form.getByLabel('HTML')
     await html.fill('<p>Mine</p>')
     // Someone else saves version 2 while these edits are being made.
@@ -204,20 +180,18 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     expect((await client.get(`${tpl}/shared`, client.admin)).body.html).toBe('<p>Theirs</p>')
     // Saving again saves the edits over version 2: it no longer fails until a reload.
     await form.getByRole('button', { name: 'Save new version' }).click()
-    await page.getByText('Saved as version 3').waitFor()
+    await ui.page.getByText('Saved as version 3').waitFor()
     expect((await client.get(`${tpl}/shared`, client.admin)).body.html).toBe('<p>Mine</p>')
   })
 
   it('says where to go when a broadcast has no audience to go to', async () => {
-    await open(`projects/${SLUG}/broadcasts`)
-    await page.getByRole('button', { name: 'New broadcast' }).click()
-    const form = page.getByRole('form', { name: 'Create a broadcast draft' })
+    await ui.open(`projects/${SLUG}/broadcasts`)
+    await ui.page.getByRole('button', { name: 'New broadcast' }).click()
+    const form = ui.page.getByRole('form', { name: 'Create a broadcast draft' })
     await form.getByRole('status').filter({ hasText: 'has none yet' }).waitFor()
     await form.getByRole('link', { name: 'create an audience' }).click()
-    await heading('Audiences').waitFor()
+    await ui.heading('Audiences').waitFor()
   })
 
-  it('shows no script error, CSP violation or dialog', () => {
-    expect(problems).toEqual([])
-  })
+  ui.itShowsNoProblems()
 })

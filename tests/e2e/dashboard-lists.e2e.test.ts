@@ -1,10 +1,10 @@
-import type { Page, Route } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Route } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
 import { createProject } from '../support/http.js'
 import { ADMIN_KEY } from '../support/stack.js'
 import { useStack } from '../support/use-stack.js'
-import { ensureDashboardBuilt, launchBrowser, watchProblems } from './browser.js'
+import { ensureDashboardBuilt, useBrowser } from './browser.js'
 
 // Lists, refreshes and the session in a real Chromium: pickers and histories longer than one page
 // of the API, the emails list's refresh racing "Load more", the projects' counts, the suppressions
@@ -21,35 +21,16 @@ const { stack, client, receiver } = useStack(['auth', 'email', 'webhook', 'broad
   before: () => ensureDashboardBuilt(),
   timeout: 240_000,
 })
-let browser: Awaited<ReturnType<typeof launchBrowser>>
-let page: Page
-const problems: string[] = []
+const ui = useBrowser(() => stack.gatewayUrl)
 
 const SLUG = 'e2e-lists'
 const mirror = `/v1/admin/projects/${SLUG}`
 
 beforeAll(async () => {
   await createProject(client, SLUG)
-  browser = await launchBrowser()
-  page = await browser.context.newPage()
-  watchProblems(page, problems)
-  await signIn(`${stack.gatewayUrl}/dashboard/projects`)
+  await ui.signIn('projects')
 }, 240_000)
 
-afterAll(async () => {
-  await browser?.close()
-}, 120_000)
-
-async function signIn(url: string): Promise<void> {
-  await page.goto(url)
-  await page.getByLabel('Admin key').fill(ADMIN_KEY)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await heading('Projects').waitFor()
-}
-
-const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true })
-const nav = (name: string) =>
-  page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true })
 const n3 = (i: number) => String(i).padStart(3, '0')
 
 async function created(res: Promise<{ status: number; body: any }>): Promise<any> {
@@ -62,19 +43,19 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
   it('offers every audience in the contacts and broadcast pickers, beyond the first 100', async () => {
     for (let i = 0; i <= 100; i++)
       await created(client.post(`${mirror}/audiences`, client.admin, { name: `a${n3(i)}` }))
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/contacts`)
-    await heading('Contacts').waitFor()
+    await ui.goto(`projects/${SLUG}/contacts`)
+    await ui.heading('Contacts').waitFor()
     // a000 is the oldest: on the API's second page.
-    const filter = page.getByRole('combobox', { name: 'Audience' })
+    const filter = ui.page.getByRole('combobox', { name: 'Audience' })
     await filter.locator('option', { hasText: 'a000' }).waitFor({ state: 'attached' })
     expect(await filter.locator('option').count()).toBe(102) // "Any audience" + 101
-    const boxes = page.getByRole('group', { name: 'Audiences' }).getByRole('checkbox')
+    const boxes = ui.page.getByRole('group', { name: 'Audiences' }).getByRole('checkbox')
     expect(await boxes.count()).toBe(101)
 
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/broadcasts`)
-    await heading('Broadcasts').waitFor()
-    await page.getByRole('button', { name: 'New broadcast' }).click()
-    const picker = page.getByRole('combobox', { name: 'Audience' })
+    await ui.goto(`projects/${SLUG}/broadcasts`)
+    await ui.heading('Broadcasts').waitFor()
+    await ui.page.getByRole('button', { name: 'New broadcast' }).click()
+    const picker = ui.page.getByRole('combobox', { name: 'Audience' })
     await picker.locator('option', { hasText: 'a000 (0)' }).waitFor({ state: 'attached' })
     await picker.selectOption({ label: 'a000 (0)' })
   })
@@ -85,29 +66,29 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     )
     for (let v = 2; v <= 52; v++)
       await created(client.patch(`${mirror}/templates/long`, client.admin, { subject: `v${v}` }))
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/templates/long`)
-    await heading('Template long').waitFor()
-    const versions = page.getByRole('table', { name: 'Versions' }).getByRole('row')
+    await ui.goto(`projects/${SLUG}/templates/long`)
+    await ui.heading('Template long').waitFor()
+    const versions = ui.page.getByRole('table', { name: 'Versions' }).getByRole('row')
     await versions.filter({ hasText: 'v52' }).first().waitFor()
     expect(await versions.count()).toBe(51) // header + 50
-    await page.getByRole('button', { name: 'Load more' }).click()
-    await versions.filter({ has: page.getByRole('cell', { name: 'v1', exact: true }) }).waitFor()
+    await ui.page.getByRole('button', { name: 'Load more' }).click()
+    await versions.filter({ has: ui.page.getByRole('cell', { name: 'v1', exact: true }) }).waitFor()
     expect(await versions.count()).toBe(53)
-    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0)
+    expect(await ui.page.getByRole('button', { name: 'Load more' }).count()).toBe(0)
 
     const hook = await created(client.post(`${mirror}/webhooks`, client.admin, { url: receiver.url('/h') }))
     for (let i = 0; i < 51; i++)
       await created(client.post(`${mirror}/webhooks/${hook.id}/test`, client.admin))
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/webhooks/${hook.id}`)
-    await heading('Webhook').waitFor()
-    const rows = page.getByTestId('delivery-row')
+    await ui.goto(`projects/${SLUG}/webhooks/${hook.id}`)
+    await ui.heading('Webhook').waitFor()
+    const rows = ui.page.getByTestId('delivery-row')
     await rows.first().waitFor()
     expect(await rows.count()).toBe(50)
-    await page.getByRole('button', { name: 'Load more' }).click()
+    await ui.page.getByRole('button', { name: 'Load more' }).click()
     await expect.poll(() => rows.count()).toBe(51)
     // The 3 s refresh keeps both pages.
-    await page.waitForResponse((r) => r.url().includes('/deliveries') && !r.url().includes('cursor='))
-    await page.waitForResponse((r) => r.url().includes('/deliveries') && r.url().includes('cursor='))
+    await ui.page.waitForResponse((r) => r.url().includes('/deliveries') && !r.url().includes('cursor='))
+    await ui.page.waitForResponse((r) => r.url().includes('/deliveries') && r.url().includes('cursor='))
     expect(await rows.count()).toBe(51)
   })
 
@@ -119,8 +100,8 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
       client.post(`${mirror}/webhooks`, client.admin, { url: receiver.url('/down') }),
     )
     await created(client.post(`${mirror}/webhooks/${hook.id}/test`, client.admin))
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/webhooks/${hook.id}`)
-    const row = page.getByTestId('delivery-row')
+    await ui.goto(`projects/${SLUG}/webhooks/${hook.id}`)
+    const row = ui.page.getByTestId('delivery-row')
     await row.getByText(/^next in/).waitFor() // the first attempt failed: pending for an hour
     down = false
     await row.getByRole('button', { name: 'Retry now' }).click()
@@ -141,9 +122,9 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
       )
     const old = Array.from({ length: 55 }, (_, i) => `old-${n3(i)}`)
     await send(old)
-    await page.goto(`${stack.gatewayUrl}/dashboard/emails?project=e2e-lists-mail`)
-    await heading('Emails').waitFor()
-    const rows = page.getByTestId('email-row')
+    await ui.goto('emails?project=e2e-lists-mail')
+    await ui.heading('Emails').waitFor()
+    const rows = ui.page.getByTestId('email-row')
     await expect.poll(() => rows.count()).toBe(50)
 
     // Hold the second page until a refresh of the first page, with 3 newer emails, has landed.
@@ -151,35 +132,35 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     const held = new Promise<void>((r) => {
       release = r
     })
-    await page.route(
+    await ui.page.route(
       (u) => u.pathname.endsWith('/v1/admin/emails') && u.searchParams.has('cursor'),
       async (route: Route) => {
         await held
         await route.continue()
       },
     )
-    const more = page.waitForResponse((r) => r.url().includes('cursor='))
-    await page.getByRole('button', { name: 'Load more' }).click()
+    const more = ui.page.waitForResponse((r) => r.url().includes('cursor='))
+    await ui.page.getByRole('button', { name: 'Load more' }).click()
     const fresh = ['new-0', 'new-1', 'new-2']
     await send(fresh)
     await rows.filter({ hasText: 'new-2' }).waitFor()
     release()
     await more
-    await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached' })
+    await ui.page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached' })
     const subjects = (await rows.getByRole('link').allTextContents()).sort()
     expect(subjects).toEqual([...fresh, ...old].sort())
-    await page.unroute(() => true)
+    await ui.page.unroute(() => true)
   })
 
   it("refreshes the projects' email counts while the page is open", async () => {
     const p = await projectWithDomain(client, 'e2e-lists-stats')
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects`)
-    await heading('Projects').waitFor()
-    const row = page.getByRole('row').filter({ hasText: 'e2e-lists-stats' })
+    await ui.goto('projects')
+    await ui.heading('Projects').waitFor()
+    const row = ui.page.getByRole('row').filter({ hasText: 'e2e-lists-stats' })
     await row.waitFor()
     // "Today" is the UTC day (the one the daily limit counts), not the browser's: it says so.
-    expect(await page.getByRole('columnheader', { name: 'Emails today (UTC)' }).count()).toBe(1)
-    await page.waitForResponse((r) => r.url().endsWith('/v1/admin/stats'))
+    expect(await ui.page.getByRole('columnheader', { name: 'Emails today (UTC)' }).count()).toBe(1)
+    await ui.page.waitForResponse((r) => r.url().endsWith('/v1/admin/stats'))
     await created(
       client.post('/v1/emails/batch', p.test, [
         { from: p.from, to: 'a@example.com', subject: 's', text: 's' },
@@ -191,17 +172,17 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
   })
 
   it('empties the suppressions search box when the navigation clears the search', async () => {
-    await nav('Suppressions').click()
-    await heading('Suppressions').waitFor()
-    const box = page.getByRole('searchbox', { name: 'Search addresses' })
+    await ui.nav('Suppressions').click()
+    await ui.heading('Suppressions').waitFor()
+    const box = ui.page.getByRole('searchbox', { name: 'Search addresses' })
     await box.fill('nobody')
-    await page.getByRole('button', { name: 'Search', exact: true }).click()
-    await page.getByText('No suppressed address matches.').waitFor()
-    await nav('Suppressions').click()
-    await page.getByText('No suppressed addresses.').waitFor()
+    await ui.page.getByRole('button', { name: 'Search', exact: true }).click()
+    await ui.page.getByText('No suppressed address matches.').waitFor()
+    await ui.nav('Suppressions').click()
+    await ui.page.getByText('No suppressed addresses.').waitFor()
     expect(await box.inputValue()).toBe('')
-    await page.goBack()
-    await page.getByText('No suppressed address matches.').waitFor()
+    await ui.page.goBack()
+    await ui.page.getByText('No suppressed address matches.').waitFor()
     expect(await box.inputValue()).toBe('nobody')
   })
 
@@ -210,38 +191,38 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
       await created(
         client.post('/v1/admin/suppressions', client.admin, { address: `bulk-${n3(i)}@example.com` }),
       )
-    await page.goto(`${stack.gatewayUrl}/dashboard/suppressions?q=bulk-`)
-    const rows = page.getByTestId('suppression-row')
+    await ui.goto('suppressions?q=bulk-')
+    const rows = ui.page.getByTestId('suppression-row')
     await expect.poll(() => rows.count()).toBe(100)
-    await page.getByRole('button', { name: 'Load more' }).click()
+    await ui.page.getByRole('button', { name: 'Load more' }).click()
     await expect.poll(() => rows.count()).toBe(102)
     const oldest = rows.filter({ hasText: 'bulk-000@example.com' }) // on the second page
     await oldest.getByRole('button', { name: 'Remove' }).click()
-    await page
+    await ui.page
       .getByRole('dialog', { name: 'Remove bulk-000@example.com?' })
       .getByRole('button', { name: 'Remove' })
       .click()
     await oldest.waitFor({ state: 'detached' })
     await expect.poll(() => rows.count()).toBe(101) // every other row, the second page's too
     expect(await rows.filter({ hasText: 'bulk-001@example.com' }).count()).toBe(1)
-    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0)
+    expect(await ui.page.getByRole('button', { name: 'Load more' }).count()).toBe(0)
   })
 
   it('keeps the page and what was typed when the session ends, behind a sign-in', async () => {
     await created(
       client.post(`${mirror}/templates`, client.admin, { name: 'draft', subject: 'Hi', html: '<p>1</p>' }),
     )
-    await page.goto(`${stack.gatewayUrl}/dashboard/projects/${SLUG}/templates/draft`)
-    await heading('Template draft').waitFor()
-    const form = page.getByRole('form', { name: 'Edit template' })
+    await ui.goto(`projects/${SLUG}/templates/draft`)
+    await ui.heading('Template draft').waitFor()
+    const form = ui.page.getByRole('form', { name: 'Edit template' })
     const html = form.getByLabel('HTML')
     await html.fill('<p>Unsaved work</p>')
-    await browser.context.clearCookies() // the session ends (expiry, a sign-out elsewhere)
+    await ui.context.clearCookies() // the session ends (expiry, a sign-out elsewhere)
     await form.getByRole('button', { name: 'Save new version' }).click()
-    const dialog = page.getByRole('dialog', { name: 'Sign in again' })
+    const dialog = ui.page.getByRole('dialog', { name: 'Sign in again' })
     await dialog.waitFor()
     // Escape puts it aside (to copy something out); the next refused request brings it back.
-    await page.keyboard.press('Escape')
+    await ui.page.keyboard.press('Escape')
     await dialog.waitFor({ state: 'detached' })
     await form.getByRole('alert').filter({ hasText: 'invalid_session' }).waitFor()
     await form.getByRole('button', { name: 'Save new version' }).click()
@@ -252,13 +233,11 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     expect((await client.get(`${mirror}/templates/draft`, client.admin)).body.version).toBe(1)
     expect(await html.inputValue()).toBe('<p>Unsaved work</p>')
     await form.getByRole('button', { name: 'Save new version' }).click()
-    await page.getByText('Saved as version 2').waitFor()
+    await ui.page.getByText('Saved as version 2').waitFor()
     expect((await client.get(`${mirror}/templates/draft`, client.admin)).body.html).toBe(
       '<p>Unsaved work</p>',
     )
   })
 
-  it('shows no script error, CSP violation or dialog', () => {
-    expect(problems).toEqual([])
-  })
+  ui.itShowsNoProblems()
 })

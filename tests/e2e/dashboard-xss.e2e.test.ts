@@ -1,11 +1,9 @@
 import { waitFor } from '@mailer/testing'
-import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { projectWithDomain } from '../support/emails.js'
 import { availableServices } from '../support/services.js'
-import { ADMIN_KEY } from '../support/stack.js'
 import { useStack } from '../support/use-stack.js'
-import { ensureDashboardBuilt, launchBrowser, screenshot } from './browser.js'
+import { ensureDashboardBuilt, screenshot, useBrowser } from './browser.js'
 
 // API strings are data, never markup: script payloads in a project name, an email's subject,
 // tags, html, text, headers and attachment names, a contact, a template and a webhook's
@@ -23,8 +21,9 @@ const { stack, client, receiver } = useStack(
     timeout: 240_000,
   },
 )
-let browser: Awaited<ReturnType<typeof launchBrowser>>
-let page: Page
+// Its own listeners (in the beforeAll), not watchProblems: a dialog a payload opened is dismissed
+// as well as recorded, so the page goes on.
+const ui = useBrowser(() => stack.gatewayUrl, { watch: false })
 const fired: string[] = []
 
 const SVG = `<svg onload="alert('svg')"></svg>`
@@ -78,26 +77,17 @@ beforeAll(async () => {
     },
   )
 
-  browser = await launchBrowser()
-  page = await browser.context.newPage()
-  page.on('dialog', (d) => {
+  ui.page.on('dialog', (d) => {
     fired.push(`dialog: ${d.message()}`)
     void d.dismiss()
   })
-  page.on('pageerror', (e) => fired.push(`pageerror: ${e.message}`))
-  await page.goto(`${stack.gatewayUrl}/dashboard/`)
-  await page.getByLabel('Admin key').fill(ADMIN_KEY)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('heading', { level: 1, name: 'Projects', exact: true }).waitFor()
+  ui.page.on('pageerror', (e) => fired.push(`pageerror: ${e.message}`))
+  await ui.signIn('')
 }, 240_000)
-
-afterAll(async () => {
-  await browser?.close()
-}, 120_000)
 
 /** Nothing ran and nothing was injected into the dashboard's own document. */
 async function assertInert(where: string): Promise<void> {
-  const state = (await page.evaluate(`(() => ({
+  const state = (await ui.page.evaluate(`(() => ({
     xss: window.__xss ?? null,
     injected: document.querySelectorAll('img[src="x"], svg[onload], [onerror], [onload], form[action^="https://evil"], a[href^="javascript:"]').length,
     inlineScripts: document.querySelectorAll('script:not([src])').length,
@@ -123,13 +113,13 @@ async function assertInert(where: string): Promise<void> {
 }
 
 const go = async (path: string, title: string | RegExp) => {
-  await page.goto(`${stack.gatewayUrl}/dashboard/${path}`)
-  await page.getByRole('heading', { level: 1, name: title }).waitFor()
+  await ui.goto(path)
+  await ui.page.getByRole('heading', { level: 1, name: title }).waitFor()
 }
 
 describe('script payloads from the API stay inert', { timeout: 120_000 }, () => {
   it('in the project list and the project page', async () => {
-    await page.getByRole('link', { name: `Evil ${IMG}` }).waitFor() // shown as text
+    await ui.page.getByRole('link', { name: `Evil ${IMG}` }).waitFor() // shown as text
     await assertInert('projects')
     await go(`projects/${SLUG}`, `Evil ${IMG}`)
     await assertInert('project')
@@ -137,41 +127,41 @@ describe('script payloads from the API stay inert', { timeout: 120_000 }, () => 
 
   it('in the email list and on the email page: summary, tags, timeline, text, headers, attachments', async () => {
     await go(`emails?project=${SLUG}`, 'Emails')
-    await page.getByRole('link', { name: SUBJECT }).waitFor()
-    await page.getByText(`note: ${SCRIPT}`).waitFor()
+    await ui.page.getByRole('link', { name: SUBJECT }).waitFor()
+    await ui.page.getByText(`note: ${SCRIPT}`).waitFor()
     await assertInert('emails')
 
-    await page.getByRole('link', { name: SUBJECT }).click()
-    await page.getByRole('heading', { level: 1, name: SUBJECT }).waitFor()
-    await page.getByTestId('timeline').getByText('email.delivered').waitFor()
-    for (const d of await page.locator('details').all()) await d.locator('summary').click() // event data, with the subject
-    const frame = page.frameLocator('[data-testid="email-preview"]')
+    await ui.page.getByRole('link', { name: SUBJECT }).click()
+    await ui.page.getByRole('heading', { level: 1, name: SUBJECT }).waitFor()
+    await ui.page.getByTestId('timeline').getByText('email.delivered').waitFor()
+    for (const d of await ui.page.locator('details').all()) await d.locator('summary').click() // event data, with the subject
+    const frame = ui.page.frameLocator('[data-testid="email-preview"]')
     await frame.getByRole('heading', { name: 'Invoice ready' }).waitFor()
-    await screenshot(page, 'xss-email')
+    await screenshot(ui.page, 'xss-email')
     await assertInert('email preview')
     for (const tab of ['Text', 'Headers', 'Attachments']) {
-      await page.getByRole('tab', { name: tab }).click()
+      await ui.page.getByRole('tab', { name: tab }).click()
       await assertInert(`email ${tab}`)
     }
-    await page.getByRole('cell', { name: `${IMG}.txt` }).waitFor()
+    await ui.page.getByRole('cell', { name: `${IMG}.txt` }).waitFor()
   })
 
   it('in contacts, a template (editor, history and render preview) and webhook deliveries', async () => {
     await go(`projects/${SLUG}/contacts`, 'Contacts')
-    await page.getByText(`${IMG} ${SCRIPT}`).waitFor()
+    await ui.page.getByText(`${IMG} ${SCRIPT}`).waitFor()
     await assertInert('contacts')
 
     await go(`projects/${SLUG}/templates/evil`, 'Template evil')
-    await page.getByRole('button', { name: 'Render' }).click()
-    await page
+    await ui.page.getByRole('button', { name: 'Render' }).click()
+    await ui.page
       .frameLocator('iframe[title="Rendered template"]')
       .getByRole('heading', { name: 'Invoice ready' })
       .waitFor()
-    await page.getByText(`Hi ${IMG}`).first().waitFor()
+    await ui.page.getByText(`Hi ${IMG}`).first().waitFor()
     await assertInert('template')
 
     await go(`projects/${SLUG}/webhooks/${webhookId}`, 'Webhook')
-    await page.getByTestId('delivery-row').first().getByText(`200 ${IMG}${SCRIPT}`).waitFor()
+    await ui.page.getByTestId('delivery-row').first().getByText(`200 ${IMG}${SCRIPT}`).waitFor()
     await assertInert('webhook')
   })
 })
