@@ -184,6 +184,32 @@ describe('the dashboard keeps what the operator typed and saw right', { timeout:
     expect((await client.get(`${tpl}/shared`, client.admin)).body.html).toBe('<p>Mine</p>')
   })
 
+  it("keeps the render preview's data through a save, and drops the render of the version before", async () => {
+    const tpl = `/v1/admin/projects/${SLUG}/templates`
+    const created = await client.post(tpl, client.admin, {
+      name: 'greeting',
+      subject: 'Hi {{name}}',
+      html: '<p>Hello {{name}}</p>',
+      variables: [{ name: 'name', example: 'Ann' }],
+    })
+    expect(created.status).toBe(201)
+    await ui.open(`projects/${SLUG}/templates/greeting`)
+    const preview = ui.page.getByRole('form', { name: 'Render preview' })
+    const data = preview.getByLabel('Data (JSON)')
+    await data.fill('{ "name": "Zoe" }')
+    await preview.getByRole('button', { name: 'Render' }).click()
+    await ui.page.getByText('Hi Zoe').waitFor()
+    const form = ui.page.getByRole('form', { name: 'Edit template' })
+    await form.getByLabel('Subject').fill('Hello there {{name}}')
+    await form.getByRole('button', { name: 'Save new version' }).click()
+    await ui.page.getByText('Saved as version 2').waitFor()
+    // The typed data stays (it went back to the examples at every save); the old render goes.
+    await ui.page.getByText('Hi Zoe').waitFor({ state: 'detached' })
+    expect(await data.inputValue()).toBe('{ "name": "Zoe" }')
+    await preview.getByRole('button', { name: 'Render' }).click()
+    await ui.page.getByText('Hello there Zoe').waitFor()
+  })
+
   it('says where to go when a broadcast has no audience to go to', async () => {
     await ui.open(`projects/${SLUG}/broadcasts`)
     await ui.page.getByRole('button', { name: 'New broadcast' }).click()

@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from 'react'
+import { type FormEvent, useEffect, useRef, useState } from 'react'
 import { ConfirmButton } from '../components/confirm.js'
 import { useNotify } from '../components/notices.js'
 import { EmailPreview } from '../components/preview.js'
@@ -26,8 +26,21 @@ function parseData(text: string): Record<string, unknown> {
 }
 
 export function RenderPreview({ base, t }: { base: string; t: Template }) {
-  const [data, setData] = useState(exampleData(t))
+  const examples = exampleData(t)
+  const [data, setData] = useState(examples)
   const [out, setOut] = useState<RenderedTemplate>()
+  // A new version (saved or restored): a render of the one before is no longer what Render shows,
+  // so it goes; data the operator typed stays (it went back to the examples at every save),
+  // untouched examples follow the new version's variables.
+  const shownExamples = useRef(examples)
+  const shownVersion = useRef(t.version)
+  useEffect(() => {
+    if (t.version === shownVersion.current) return
+    shownVersion.current = t.version
+    setOut(undefined)
+    setData((d) => (d === shownExamples.current ? examples : d))
+    shownExamples.current = examples
+  }, [t.version, examples])
   const render = useAction(async () =>
     setOut(await api.post<RenderedTemplate>(`${base}/render`, { data: parseData(data) })),
   )

@@ -142,7 +142,7 @@ export function TemplatePage({ params }: { params: Record<string, string> }) {
             <Section title="Content">
               <Editor key={t.version} base={base} t={t} onSaved={reload} />
             </Section>
-            <RenderPreview key={`r${t.version}`} base={base} t={t} />
+            <RenderPreview base={base} t={t} />
             <TestSend slug={slug} t={t} />
             <Versions base={base} version={version} current={t.version} onRestored={reload} />
           </>
