@@ -156,7 +156,12 @@ export function watchProblems(page: Page, problems: string[]): void {
     if (m.type() === 'error' && !m.text().startsWith('Failed to load resource'))
       problems.push(`console: ${m.text()}`)
   })
-  page.on('dialog', (d) => problems.push(`dialog: ${d.message()}`))
+  // Recorded, then dismissed: with a listener Playwright no longer dismisses a dialog itself, and
+  // one left open would freeze the page until every later wait timed out.
+  page.on('dialog', (d) => {
+    problems.push(`dialog: ${d.message()}`)
+    void d.dismiss().catch(() => undefined)
+  })
 }
 
 export interface UseBrowserOptions {

@@ -27,6 +27,18 @@ describe('useBrowser', () => {
     ui.problems.length = 0
   })
 
+  it('records a dialog and dismisses it, so the page goes on', async () => {
+    await ui.page.setContent('<p>page</p>')
+    // alert() blocks the page's script until the dialog is closed.
+    const after = await ui.page.evaluate(() => {
+      alert('hello')
+      return 'went on'
+    })
+    expect(after).toBe('went on')
+    expect(ui.problems).toEqual(['dialog: hello'])
+    ui.problems.length = 0
+  })
+
   it('a page asked for without a gateway fails with a message that says so', async () => {
     await expect(ui.goto('projects')).rejects.toThrow(/the gateway is not running/)
     gatewayUrl = 'http://127.0.0.1:9'
