@@ -30,8 +30,9 @@ describe('useBrowser', () => {
   it('records a dialog and dismisses it, so the page goes on', async () => {
     await ui.page.setContent('<p>page</p>')
     // alert() blocks the page's script until the dialog is closed.
+    // The page's window (the tests' TypeScript has no DOM types).
     const after = await ui.page.evaluate(() => {
-      alert('hello')
+      ;(globalThis as unknown as { alert(message: string): void }).alert('hello')
       return 'went on'
     })
     expect(after).toBe('went on')

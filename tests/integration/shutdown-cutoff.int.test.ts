@@ -2,7 +2,7 @@ import { useTestEnv, waitFor } from '@mailer/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type SpawnedService, spawnService } from '../support/processes.js'
 import { Stack } from '../support/stack.js'
-import { EventPublisher, fakeId, makeEvent, Receiver, sql } from '../support/webhooks.js'
+import { EventPublisher, fakeId, insertWebhook, makeEvent, Receiver, sql } from '../support/webhooks.js'
 
 /**
  * SIGTERM while a service holds work that does not end before SHUTDOWN_TIMEOUT_SECONDS (here a
@@ -32,12 +32,7 @@ describe('shutdown past its drain deadline', () => {
     const receiver = await Receiver.start(() => 'hang')
     receivers.push(receiver)
     const projectId = fakeId('proj')
-    await sql(
-      te,
-      `INSERT INTO webhooks (id, project_id, url, events, enabled, secret, updated_at)
-       VALUES ($1, $2, $3, '{*}', true, 'whsec_cutoff', now())`,
-      [fakeId('wh'), projectId, receiver.url()],
-    )
+    await insertWebhook(te, { projectId, url: receiver.url(), secret: 'whsec_cutoff' })
     const s = await spawnService(
       'webhook',
       stack.env({

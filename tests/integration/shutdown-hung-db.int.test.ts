@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { TcpProxy } from '../support/infra.js'
 import { type SpawnedService, spawnService } from '../support/processes.js'
 import { Stack } from '../support/stack.js'
-import { EventPublisher, fakeId, makeEvent, Receiver, sql } from '../support/webhooks.js'
+import { EventPublisher, fakeId, insertWebhook, makeEvent, Receiver, sql } from '../support/webhooks.js'
 
 /**
  * SIGTERM while PostgreSQL keeps its connections open and answers nothing (a hung server, a
@@ -84,12 +84,7 @@ describe('shutdown with a hung database', () => {
     const receiver = await Receiver.start()
     receivers.push(receiver)
     const projectId = fakeId('proj')
-    await sql(
-      te,
-      `INSERT INTO webhooks (id, project_id, url, events, enabled, secret, updated_at)
-       VALUES ($1, $2, $3, '{*}', true, 'whsec_hung', now())`,
-      [fakeId('wh'), projectId, receiver.url()],
-    )
+    await insertWebhook(te, { projectId, url: receiver.url(), secret: 'whsec_hung' })
     const events = await EventPublisher.connect(te)
     try {
       // Its waits on the database (claim, fan-out, webhook pool, Prisma) give up together: one

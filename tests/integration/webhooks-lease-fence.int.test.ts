@@ -2,7 +2,7 @@ import { createDb, type Db } from '@mailer/db'
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DeliveryStore } from '../../services/webhook/src/infra/delivery-store.js'
-import { fakeId, makeEvent, sleep, sql } from '../support/webhooks.js'
+import { fakeId, insertWebhook, makeEvent, sleep, sql } from '../support/webhooks.js'
 
 // A claim whose lease ran out while its delivery waited in a replica's memory is followed by a
 // claim of another replica under the same attempt number. Disabling the webhook then, while the
@@ -28,12 +28,13 @@ async function pendingDelivery() {
   await sql(te, `INSERT INTO projects (id, slug, name, updated_at) VALUES ($1, $1, 'fence', now())`, [
     projectId,
   ])
-  await sql(
-    te,
-    `INSERT INTO webhooks (id, project_id, url, events, secret, updated_at)
-       VALUES ($1, $2, 'http://receiver.test/hook', '{email.sent}', 'whsec_x', now())`,
-    [webhookId, projectId],
-  )
+  await insertWebhook(te, {
+    id: webhookId,
+    projectId,
+    url: 'http://receiver.test/hook',
+    secret: 'whsec_x',
+    events: ['email.sent'],
+  })
   await sql(
     te,
     `INSERT INTO webhook_deliveries (id, webhook_id, project_id, event_id, event_type, payload, attempt, status, next_attempt_at)

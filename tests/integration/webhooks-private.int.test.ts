@@ -2,7 +2,15 @@ import { waitFor } from '@mailer/testing'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createProject } from '../support/http.js'
 import { useStack } from '../support/use-stack.js'
-import { EventPublisher, fakeId, makeEvent, metricValue, sleep, sql } from '../support/webhooks.js'
+import {
+  EventPublisher,
+  fakeId,
+  insertWebhook,
+  makeEvent,
+  metricValue,
+  sleep,
+  sql,
+} from '../support/webhooks.js'
 
 // WEBHOOK_ALLOW_PRIVATE is not set: the production default.
 const { te, stack, client, receiver } = useStack(['auth', 'webhook', 'gateway'], {
@@ -65,11 +73,7 @@ describe('outbound safety', () => {
       [named, `http://localhost:${receiver.portNumber}/named`],
       [localName, `http://api.localhost:${receiver.portNumber}/local-name`],
     ]) {
-      await sql(
-        te,
-        "INSERT INTO webhooks (id, project_id, url, events, enabled, secret, updated_at) VALUES ($1, $2, $3, '{*}', true, $4, now())",
-        [id, p.project.id, url, `whsec_${'a'.repeat(32)}`],
-      )
+      await insertWebhook(te, { id, projectId: p.project.id, url: url!, secret: `whsec_${'a'.repeat(32)}` })
     }
     await events.publish(p.project.id, makeEvent())
     const list = async (id: string) =>

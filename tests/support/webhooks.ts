@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { TestEnv } from '@mailer/testing'
 import { connect, type NatsConnection } from 'nats'
+import { sql } from './db.js'
 import { type api, createProject } from './http.js'
 
 /** One request a receiver got. */
@@ -184,7 +185,26 @@ export class EventPublisher {
   }
 }
 
-export { sql } from './db.js'
+export { sql }
+
+/**
+ * A webhook row written straight into the file's schema, for tests whose webhook service runs
+ * where the API cannot create one (a child process, no gateway) or whose URL the API refuses
+ * (private addresses); all events unless `events` says otherwise. Returns its id.
+ */
+export async function insertWebhook(
+  te: TestEnv,
+  w: { projectId: string; url: string; secret: string; id?: string; events?: string[] },
+): Promise<string> {
+  const id = w.id ?? fakeId('wh')
+  await sql(
+    te,
+    `INSERT INTO webhooks (id, project_id, url, events, enabled, secret, updated_at)
+     VALUES ($1, $2, $3, $4, true, $5, now())`,
+    [id, w.projectId, w.url, w.events ?? ['*'], w.secret],
+  )
+  return id
+}
 
 /** A metric's value from a Prometheus text page (0 when absent). */
 export async function metricValue(port: number, name: string, labels = ''): Promise<number> {
