@@ -17,6 +17,13 @@ export { guardRpc, rpcRequestId, serveAdminRpc } from './rpc-entry.js'
 export type { Runtime } from './runtime.js'
 export { shutdownPlan, startRuntime } from './runtime.js'
 export type { ConsumeOptions, RunningConsumer, StreamDef } from './streams.js'
-export { consume, DEFAULT_ACK_WAIT_SECONDS, ensureConsumer, ensureStream } from './streams.js'
+export {
+  consume,
+  DEFAULT_ACK_WAIT_SECONDS,
+  ensureConsumer,
+  ensureStream,
+  heartbeatEveryMs,
+  secondsToNanos,
+} from './streams.js'
 export { UnpublishableMessage } from './unpublishable.js'
 export { Unreachable } from './unreachable.js'

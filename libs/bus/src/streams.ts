@@ -32,6 +32,9 @@ export interface StreamDef {
 
 const NANOS_PER_SECOND = 1_000_000_000
 
+/** A JetStream duration (nanoseconds) from a setting in seconds, e.g. a consumer's `ack_wait`. */
+export const secondsToNanos = (seconds: number): number => Math.round(seconds * NANOS_PER_SECOND)
+
 /**
  * A consumer's ack wait unless its service sets one: how long a message pulled by a replica that
  * died (kill -9, a lost node) waits before another replica gets it. Short, because `consume` keeps
@@ -101,7 +104,7 @@ export async function ensureConsumer(
     durable_name: name,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    ack_wait: DEFAULT_ACK_WAIT_SECONDS * NANOS_PER_SECOND,
+    ack_wait: secondsToNanos(DEFAULT_ACK_WAIT_SECONDS),
     max_deliver: -1,
     ...cfg,
   }
@@ -206,7 +209,7 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
         }
       }
     },
-    heartbeatMs(await consumer.info(true)),
+    heartbeatEveryMs((await consumer.info(true)).config.ack_wait ?? secondsToNanos(DEFAULT_ACK_WAIT_SECONDS)),
   )
   heartbeat.unref()
 
@@ -262,8 +265,11 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
   }
 }
 
-/** A third of the ack wait (at least 500 ms): two heartbeats may be late or lost before it ends. */
-function heartbeatMs(info: { config: Partial<ConsumerConfig> }): number {
-  const ackWaitMs = (info.config.ack_wait ?? DEFAULT_ACK_WAIT_SECONDS * NANOS_PER_SECOND) / 1_000_000
-  return Math.max(500, ackWaitMs / 3)
+/**
+ * How often to say "still mine" within an ack wait of `ackWaitNanos`: a third of it (at least
+ * 500 ms), so two heartbeats may be late or lost before it ends. For messages (`consume`) and for
+ * anything leased for as long (the dispatcher's email claims).
+ */
+export function heartbeatEveryMs(ackWaitNanos: number): number {
+  return Math.max(500, ackWaitNanos / 1_000_000 / 3)
 }

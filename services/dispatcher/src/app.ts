@@ -5,6 +5,7 @@ import {
   ensureStream,
   Outbox,
   type Runtime,
+  secondsToNanos,
   startRuntime,
 } from '@mailer/bus'
 import { CONSUMERS, DomainsInvalidation, STREAMS, SUBJECTS } from '@mailer/contracts'
@@ -17,7 +18,6 @@ import { FileRelay, type Relay, Renderer, SmtpRelay } from './infra/relay.js'
 
 export const SERVICE = 'dispatcher'
 
-const NANOS_PER_SECOND = 1_000_000_000
 /** Dispatch messages pulled ahead of the ones being handled (see `consume`). */
 const DISPATCH_PREFETCH = 16
 
@@ -31,7 +31,7 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
   await ensureStream(rt.bus, STREAMS.EMAILS)
   await ensureStream(rt.bus, STREAMS.EVENTS)
   await ensureConsumer(rt.bus, STREAMS.EMAILS.name, CONSUMERS.dispatcherSend, {
-    ack_wait: Math.round(env.DISPATCH_ACK_WAIT_SECONDS * NANOS_PER_SECOND),
+    ack_wait: secondsToNanos(env.DISPATCH_ACK_WAIT_SECONDS),
     max_ack_pending: env.DISPATCH_MAX_ACK_PENDING,
   })
 

@@ -6,6 +6,7 @@ import {
   type RunningConsumer,
   type Runtime,
   redeliveryDelayMs,
+  secondsToNanos,
 } from '@mailer/bus'
 import { CONSUMERS, EVENT_TYPES, EventsOnStream, STREAMS } from '@mailer/contracts'
 import type { Metrics } from '@mailer/observability'
@@ -16,7 +17,6 @@ import type { AggregateStore } from '../infra/aggregate-store.js'
 import { Batcher } from '../infra/batcher.js'
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES)
-const NANOS_PER_SECOND = 1_000_000_000
 /** Metric label for an event type: one of the contract's types, or `other` (bounded). */
 const typeLabel = (type: string): string => (KNOWN_TYPES.has(type) ? type : 'other')
 
@@ -205,7 +205,7 @@ export async function startIngest(
   await ensureStream(bus, STREAMS.EVENTS)
   await ensureConsumer(bus, STREAMS.EVENTS.name, CONSUMERS.analyticsIngest, {
     max_ack_pending: Math.max(1_000, env.ANALYTICS_BATCH_SIZE * 4),
-    ack_wait: env.ANALYTICS_ACK_WAIT_SECONDS * NANOS_PER_SECOND,
+    ack_wait: secondsToNanos(env.ANALYTICS_ACK_WAIT_SECONDS),
   })
   const batcher = new Batcher<JsMsg>({
     maxSize: env.ANALYTICS_BATCH_SIZE,

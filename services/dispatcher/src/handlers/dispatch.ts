@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { decodeJson, type Outbox } from '@mailer/bus'
+import { decodeJson, heartbeatEveryMs, type Outbox, secondsToNanos } from '@mailer/bus'
 import { DispatchMessage } from '@mailer/contracts'
 import { type Db, GroupCommit, type PgPool } from '@mailer/db'
 import { isTerminalRecipient } from '@mailer/email-core'
@@ -61,7 +61,8 @@ export function makeDispatchHandler(deps: DispatchDeps): {
     [],
     [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   )
-  const heartbeatMs = Math.max(500, (deps.ackWaitSeconds * 1000) / 3)
+  // Claims are kept alive as `consume` keeps the messages: a third of the ack wait.
+  const heartbeatMs = heartbeatEveryMs(secondsToNanos(deps.ackWaitSeconds))
   // Claims and outcomes of the emails in flight are written together (group commit): one round
   // trip and one commit for many emails instead of one each (bench/README.md).
   // One write at a time unless 50 wait (GroupCommitOptions.extraSlotAt): a second concurrent claim

@@ -5,6 +5,7 @@ import {
   ensureStream,
   type RunningConsumer,
   redeliveryDelayMs,
+  secondsToNanos,
 } from '@mailer/bus'
 import { CONSUMERS, STREAMS, TrackingHit } from '@mailer/contracts'
 import { createPgPool, GroupCommit, isDatabaseUnavailable } from '@mailer/db'
@@ -22,7 +23,6 @@ const MAX_BATCH = 200
 const CONCURRENCY = 2 * MAX_BATCH
 /** A hit that failed on its own, with the database up, this many times is terminated and logged. */
 const MAX_DELIVERIES = 10
-const NANOS_PER_SECOND = 1_000_000_000
 
 /** A hit's write: what it recorded, or `away` when the database was (nothing written, all come back). */
 type Written = HitOutcome | { outcome: 'away' }
@@ -116,7 +116,7 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
 
   await ensureStream(rt.bus, STREAMS.TRACKING)
   await ensureConsumer(rt.bus, STREAMS.TRACKING.name, CONSUMERS.emailTracking, {
-    ack_wait: rt.env.TRACKING_ACK_WAIT_SECONDS * NANOS_PER_SECOND,
+    ack_wait: secondsToNanos(rt.env.TRACKING_ACK_WAIT_SECONDS),
   })
   const running = await consume(rt.bus, {
     stream: STREAMS.TRACKING.name,

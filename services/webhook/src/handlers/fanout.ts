@@ -1,4 +1,11 @@
-import { consume, ensureConsumer, ensureStream, type RunningConsumer, type Runtime } from '@mailer/bus'
+import {
+  consume,
+  ensureConsumer,
+  ensureStream,
+  type RunningConsumer,
+  type Runtime,
+  secondsToNanos,
+} from '@mailer/bus'
 import { CONSUMERS, EVENT_TYPES, type EventMessage, EventsOnStream, STREAMS } from '@mailer/contracts'
 import { matchingWebhooks } from '../domain/matching.js'
 import type { WebhookEnv } from '../env.js'
@@ -7,7 +14,6 @@ import type { DeliveryWorker } from '../infra/delivery-worker.js'
 import type { WebhookCache } from '../infra/webhook-cache.js'
 
 const WEBHOOK_TYPES = new Set<string>(EVENT_TYPES)
-const NANOS_PER_SECOND = 1_000_000_000
 
 /**
  * EVENTS stream → one pending delivery per matching enabled webhook of each event's project
@@ -24,7 +30,7 @@ export async function startFanout(
 ): Promise<RunningConsumer> {
   await ensureStream(rt.bus, STREAMS.EVENTS)
   await ensureConsumer(rt.bus, STREAMS.EVENTS.name, CONSUMERS.webhookFanout, {
-    ack_wait: rt.env.WEBHOOK_FANOUT_ACK_WAIT_SECONDS * NANOS_PER_SECOND,
+    ack_wait: secondsToNanos(rt.env.WEBHOOK_FANOUT_ACK_WAIT_SECONDS),
   })
 
   async function fanOut(m: EventMessage): Promise<number> {
