@@ -80,6 +80,10 @@ describe('GET /v1/emails', () => {
     const at = encodeURIComponent(created.toISOString())
     expect(await listIds(`?since=${at}`)).toEqual([ids.canceled, ids.test, ids.reset])
     expect(await listIds(`?until=${at}`)).toEqual([ids.invoice, ids.welcome])
+    // The same instant with a `+00:00` offset typed into the URL unencoded: decoded, its `+` is a space.
+    const plus = created.toISOString().replace('Z', '+00:00')
+    expect(await listIds(`?since=${plus}`)).toEqual([ids.canceled, ids.test, ids.reset])
+    expect(await listIds(`?until=${plus}`)).toEqual([ids.invoice, ids.welcome])
   })
 
   it('a bad query parameter is 400 invalid_query naming it', async () => {

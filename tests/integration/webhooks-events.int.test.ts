@@ -106,6 +106,25 @@ describe('GET /v1/events', () => {
     expect(none.body).toEqual({ data: [], nextCursor: null })
   })
 
+  it('takes since and until with a + offset typed into the URL unencoded (decoded as a space)', async () => {
+    // at(1) = 10:01Z = 12:01+02:00; until 12:04+02:00 = at(4), exclusive.
+    const raw = await client.get(
+      '/v1/events?since=2026-03-01T12:01:00+02:00&until=2026-03-01T12:04:00.000+02:00',
+      p.live,
+    )
+    expect(raw.status).toBe(200)
+    expect(raw.body.data.map((e: any) => e.type)).toEqual(['email.queued', 'email.delivered', 'email.sent'])
+    const encoded = await client.get(
+      `/v1/events?since=${encodeURIComponent('2026-03-01T12:01:00+02:00')}&until=${encodeURIComponent('2026-03-01T12:04:00.000+02:00')}`,
+      p.live,
+    )
+    expect(raw.body).toEqual(encoded.body)
+    // A space anywhere else is still no instant.
+    const spaced = await client.get('/v1/events?since=2026-03-01+12:01:00Z', p.live)
+    expect(spaced.status).toBe(400)
+    expect(spaced.body.error).toMatchObject({ code: 'invalid_query', param: 'since' })
+  })
+
   it('pages with limit and cursor without gaps or repeats, ties included', async () => {
     const seen: string[] = []
     let cursor: string | null = null

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { isoWithOffset, pageQuery } from './pagination.js'
+import { pageQuery, queryInstant } from './pagination.js'
 import { withoutProtoKey } from './proto-key.js'
 
 /** Email statuses (contract.md part 3). */
@@ -255,8 +255,8 @@ export const ListEmailsQuery = pageQuery().extend({
     .regex(/^[^:]{1,64}:.{0,256}$/, 'tag must be key:value')
     .refine(noNul, 'tag cannot contain NUL characters')
     .optional(),
-  since: isoWithOffset.optional(),
-  until: isoWithOffset.optional(),
+  since: queryInstant.optional(),
+  until: queryInstant.optional(),
 })
 export type ListEmailsQuery = z.infer<typeof ListEmailsQuery>
 

@@ -17,6 +17,21 @@ export const isoWithOffset = z.iso
   .datetime({ offset: true })
   .refine((s) => isStorableInstant(new Date(s)), 'must be between 0001-01-01 and 9999-12-31 (UTC)')
 
+/** `…T10:00:00 01:00`: a time followed by a space and an `hh:mm` offset, nothing else. */
+const SPACE_BEFORE_OFFSET = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:\d{2})$/
+
+/**
+ * An instant in a query string (`since`, `until`). A `+` typed into a URL's query is a space once
+ * decoded (form encoding, which every server's query parser follows), so
+ * `?since=2026-03-01T10:00:00+01:00` arrived as `…T10:00:00 01:00` and was refused as not
+ * ISO 8601, although it is exactly what interface.md asks for. No instant has a space before its
+ * offset, so that space is read as the `+` it was; `%2B` works as before.
+ */
+export const queryInstant = z.preprocess(
+  (v) => (typeof v === 'string' ? v.replace(SPACE_BEFORE_OFFSET, '$1+$2') : v),
+  isoWithOffset,
+)
+
 /**
  * A whole-number query parameter from `min` to `max`, written in decimal digits only. `Number()`
  * (what z.coerce does) also reads `0x10`, `1e1`, ` 5`, `+5` and `5.0`: such a value is refused

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { EVENT_TYPES, TIMELINE_ONLY_TYPES } from './events.js'
-import { isoWithOffset, pageQuery } from './pagination.js'
+import { pageQuery, queryInstant } from './pagination.js'
 import { SLUG_RE } from './projects.js'
 
 /** `whsec_` + 32 random base62 characters (contract.md part 4). */
@@ -127,8 +127,8 @@ export const EVENT_LOG_TYPES = [...EVENT_TYPES, ...TIMELINE_ONLY_TYPES] as const
 export const EventsQuery = pageQuery().extend({
   type: z.enum(EVENT_LOG_TYPES as unknown as [string, ...string[]]).optional(),
   emailId: z.string().min(1).max(100).optional(),
-  since: isoWithOffset.optional(),
-  until: isoWithOffset.optional(),
+  since: queryInstant.optional(),
+  until: queryInstant.optional(),
 })
 export type EventsQuery = z.infer<typeof EventsQuery>
 
