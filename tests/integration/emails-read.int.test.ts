@@ -24,7 +24,12 @@ beforeAll(async () => {
     subject: 'Your invoice 100%',
     tags: { kind: 'invoice' },
   })
-  await send('reset', { to: 'cy@x.test', subject: 'Password reset', from: `Other <other@${acme.domain}>` })
+  await send('reset', {
+    to: 'cy@x.test',
+    cc: 'cy+alerts@x.test',
+    subject: 'Password reset',
+    from: `Other <other@${acme.domain}>`,
+  })
   await send('test', { to: 'dee@x.test', subject: 'A test' }, acme.test)
   await send('canceled', { to: 'eve@x.test', subject: 'Never mind' })
   await client.del(`/v1/emails/${ids.canceled}`, acme.live)
@@ -70,6 +75,10 @@ describe('GET /v1/emails', () => {
     expect(await listIds('?status=test')).toEqual([ids.test])
     expect(await listIds('?to=ANN@x.test')).toEqual([ids.invoice, ids.welcome])
     expect(await listIds(`?from=other@${acme.domain}`)).toEqual([ids.reset])
+    // A plus address typed into the URL unencoded: decoded, its `+` is a space, which no address has.
+    expect(await listIds('?to=cy+alerts@x.test')).toEqual([ids.reset])
+    expect(await listIds('?to=cy%2Balerts@x.test')).toEqual([ids.reset])
+    expect(await listIds(`?from=other+x@${acme.domain}`)).toEqual([])
     expect(await listIds('?q=INVOICE')).toEqual([ids.invoice])
     expect(await listIds('?q=100%25')).toEqual([ids.invoice])
     expect(await listIds('?q=_')).toEqual([])

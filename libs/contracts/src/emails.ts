@@ -245,10 +245,21 @@ export const BatchQuery = z.object({
 /** The single send takes the batch's `?dryRun` (a dry run of one item). */
 export const SendQuery = BatchQuery
 
+/**
+ * An address in a query string (`to`, `from`). A `+` typed into a URL's query is a space once
+ * decoded (form encoding), so a plus address (`?to=ann+news@x.test`, common with the
+ * filters people set up in their mailboxes) arrived as `ann news@x.test` and was refused as no
+ * address. No address holds a space, so each one inside the value is read as the `+` it was.
+ */
+const queryAddress = z.preprocess(
+  (v) => (typeof v === 'string' ? v.trim().replaceAll(' ', '+') : v),
+  address.toLowerCase(),
+)
+
 export const ListEmailsQuery = pageQuery().extend({
   status: z.enum(EMAIL_STATUS_VALUES).optional(),
-  to: address.toLowerCase().optional(),
-  from: address.toLowerCase().optional(),
+  to: queryAddress.optional(),
+  from: queryAddress.optional(),
   q: z.string().min(1).max(200).refine(noNul, 'q cannot contain NUL characters').optional(),
   tag: z
     .string()
