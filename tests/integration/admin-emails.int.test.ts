@@ -273,6 +273,31 @@ describe('POST /v1/admin/dev/events (DEV_ROUTES=true)', () => {
     expect(delivered.body).toEqual(r.body)
   })
 
+  it('fakes email.sent and email.failed for the whole email (recipient null), as the dispatcher records them', async () => {
+    const id = await send(acme.live, email(acme.from, { to: ['whole1@example.com', 'whole2@example.com'] }))
+    const sent = await fake({ emailId: id, type: 'email.sent' })
+    expect(sent.status).toBe(201)
+    expect(sent.body.data).toMatchObject({ emailId: id, recipient: null, recipientCount: 2, dev: true })
+    const failed = await fake({ emailId: id, type: 'email.failed', recipient: 'whole2@example.com' })
+    expect(failed.status).toBe(201)
+    expect(failed.body.data).toMatchObject({ emailId: id, recipient: null, code: 'dev_event', dev: true })
+    // The named recipient is the one whose status moves.
+    const got = (await admin(`/v1/admin/emails/${id}`)).body
+    expect(got.recipients.map((x: any) => [x.address, x.status])).toEqual([
+      ['whole1@example.com', 'sent'],
+      ['whole2@example.com', 'failed'],
+    ])
+    expect(got.events.find((e: any) => e.id === failed.body.id).recipient).toBeNull()
+    const hook = await client.post('/v1/webhooks', acme.live, { url: receiver.url('/whole') })
+    expect(hook.status).toBe(201)
+    const again = await fake({ emailId: id, type: 'email.failed' })
+    const delivered = await waitFor(
+      () => receiver.requests.find((q) => q.headers['service-event-id'] === again.body.id),
+      { timeoutMs: 20_000, what: 'the faked email.failed at the webhook' },
+    )
+    expect(delivered.body.data.recipient).toBeNull()
+  })
+
   it('a fake bounce adds a hard_bounce suppression; a complaint upgrades it; the ranking holds', async () => {
     const id = await send(acme.live, email(acme.from, { to: 'bouncy@example.com' }))
     expect((await fake({ emailId: id, type: 'email.bounced', recipient: 'Bouncy@Example.com' })).status).toBe(

@@ -103,14 +103,24 @@ describe('planDevEvent', () => {
     expect(plan.emailStatus).toBeNull()
   })
 
-  it('gives sent and failed their own data', () => {
-    expect(planDevEvent(email(), 'email.sent', undefined, now).event.extra).toEqual({
+  it('gives sent and failed their own data, for the whole email as the dispatcher records them', () => {
+    const sent = planDevEvent(email(), 'email.sent', undefined, now)
+    expect(sent.event.extra).toEqual({
       messageId: '<email_1.dev@mailer.invalid>',
+      recipientCount: 2,
       dev: true,
     })
+    expect(sent.event.recipient).toBeNull()
+    expect(sent.recipient).toMatchObject({ address: 'a@x.test', status: 'sent' })
     const failed = planDevEvent(email(), 'email.failed', 'b@x.test', now)
     expect(failed.event.extra).toMatchObject({ code: 'dev_event', dev: true })
+    expect(failed.event.recipient).toBeNull()
+    expect(failed.recipient).toMatchObject({ address: 'b@x.test', status: 'failed' })
     expect(failed.emailStatus).toBe('failed')
+    expect(planDevEvent(email(), 'email.bounced', 'b@x.test', now).event).toMatchObject({
+      recipient: 'b@x.test',
+      extra: { recipientCount: 2 },
+    })
   })
 
   it('measures the delivery time from the scheduled time, clamped to what the column holds', () => {

@@ -33,6 +33,13 @@ export interface RecipientChange {
   deliveryMs: number | null
 }
 
+/**
+ * Types the dispatcher records for the whole email (`data.recipient: null`, interface.md part 2):
+ * one `email.sent` per email, one `email.failed` whichever recipients failed. A fake names the
+ * recipient whose status it moves, but its event has the shape a receiver will get for real.
+ */
+const WHOLE_EMAIL_TYPES: ReadonlySet<DevEventType> = new Set(['email.sent', 'email.failed'])
+
 // What `email_recipients.delivery_ms` (int4) holds, as the dispatcher clamps it (about 24.8 days).
 const MAX_DELIVERY_MS = 2_147_483_647
 
@@ -112,13 +119,18 @@ export function planDevEvent(
     smtpResponse: o.smtp?.[1] ?? null,
   }
 
+  // `recipientCount` where the dispatcher puts it (sent, bounced): analytics counts sends by it.
+  const recipientCount = email.recipients.length
   let extra: Record<string, unknown>
-  if (type === 'email.sent') extra = { messageId: `<${email.id}.dev@mailer.invalid>` }
+  if (type === 'email.sent') extra = { messageId: `<${email.id}.dev@mailer.invalid>`, recipientCount }
   else if (type === 'email.failed')
     extra = { code: 'dev_event', message: 'Failure faked by POST /v1/admin/dev/events' }
   else {
     extra = { delivery, terminal: o.terminal }
-    if (type === 'email.bounced') extra.bounce = { type: 'hard', reason: o.smtp?.[1] }
+    if (type === 'email.bounced') {
+      extra.bounce = { type: 'hard', reason: o.smtp?.[1] }
+      extra.recipientCount = recipientCount
+    }
     if (type === 'email.complained') extra.complaint = { type: 'abuse' }
   }
 
@@ -127,7 +139,12 @@ export function planDevEvent(
   const changed = status !== current.status && email.status !== 'canceled'
   const waiting = IN_PROGRESS.has(email.status) && !all.every(isTerminalRecipient)
   return {
-    event: { type, recipient: address, at: now, extra: { ...extra, dev: true } },
+    event: {
+      type,
+      recipient: WHOLE_EMAIL_TYPES.has(type) ? null : address,
+      at: now,
+      extra: { ...extra, dev: true },
+    },
     recipient: changed
       ? {
           address,
