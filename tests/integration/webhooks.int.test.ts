@@ -273,6 +273,9 @@ describe('validation', () => {
     await bad({ url: 'example.com/hook' }, 'url')
     await bad({ url: 'http://' }, 'url')
     await bad({ url: 42 }, 'url')
+    // Port 0 parses, but nothing can be reached there: refused when saved, not failed for a day.
+    const port0 = await bad({ url: 'https://example.com:0/hook' }, 'url')
+    expect(port0.body.error.message).toBe('url: url port must be from 1 to 65535')
     // Credentials are sent decoded (Basic authorization): a stray % could never be sent.
     await bad({ url: 'https://ops%zz:secret@example.com/hook' }, 'url')
     await bad({ url: 'https://ops:50%off@example.com/hook' }, 'url')

@@ -43,11 +43,24 @@ function credentialsDecode(u: string): boolean {
   }
 }
 
+/**
+ * Port 0 parses but names no port anyone listens on: every delivery failed to connect, and was
+ * retried for a day, for a URL that could be refused when it was saved.
+ */
+const hasUsablePort = (u: string): boolean => {
+  try {
+    return new URL(u).port !== '0'
+  } catch {
+    return false
+  }
+}
+
 const webhookUrl = z
   .string()
   .max(2048, 'url must be at most 2048 characters')
   .regex(/^https?:\/\//i, 'url must start with http:// or https://')
   .refine((u) => URL.canParse(u) && !/\s/.test(u), 'url is not a valid URL')
+  .refine(hasUsablePort, 'url port must be from 1 to 65535')
   .refine(credentialsDecode, 'url credentials must be percent-encoded (a % starts an escape such as %25)')
 
 const WEBHOOK_EVENTS_MAX_ENTRIES = 100
