@@ -107,7 +107,11 @@ export interface DevEventInput {
     | 'email.complained'
     | 'email.rejected'
     | 'email.failed'
-  /** One of the email's recipients; the first `to` address when left out. */
+  /**
+   * One of the email's recipients, whose status the fake moves; the first `to` address when left
+   * out. It is the event's `data.recipient`, except for `email.sent` and `email.failed`, which
+   * concern the whole email (`null`, as real ones).
+   */
   recipient?: string
 }
 
