@@ -145,5 +145,8 @@ export const EventsQuery = pageQuery().extend({
 })
 export type EventsQuery = z.infer<typeof EventsQuery>
 
-export const AdminEventsQuery = EventsQuery.extend({ project: z.string().regex(SLUG_RE).optional() })
+export const AdminEventsQuery = EventsQuery.extend({
+  // Worded as the admin email list and analytics word it (zod's default quoted the pattern).
+  project: z.string().regex(SLUG_RE, 'project must be a project slug').optional(),
+})
 export type AdminEventsQuery = z.infer<typeof AdminEventsQuery>
