@@ -153,6 +153,17 @@ describe('listing suppressions', () => {
     await client.del('/v1/admin/suppressions/pasted%40trim.test', client.admin)
   })
 
+  it('q finds a plus address typed into the URL unencoded (the + arrives as a space)', async () => {
+    await add({ address: 'ann+news@plus.test' })
+    for (const q of ['?q=ann+news', '?q=ANN+NEWS@plus.test', '?q=ann%2Bnews']) {
+      expect(
+        (await list(q)).body.data.map((s: any) => s.address),
+        q,
+      ).toEqual(['ann+news@plus.test'])
+    }
+    await client.del('/v1/admin/suppressions/ann%2Bnews%40plus.test', client.admin)
+  })
+
   it('rejects bad query parameters with 400 invalid_query', async () => {
     for (const [query, param] of [
       ['?limit=0', 'limit'],

@@ -35,9 +35,17 @@ export const AddSuppressionBody = z.strictObject({
 export type AddSuppressionBody = z.infer<typeof AddSuppressionBody>
 
 // `q` is trimmed and lower-cased like the addresses it searches: a pasted address with a space
-// or line break around it found nothing.
+// or line break around it found nothing. A space left inside is a `+` typed into the URL
+// unencoded (form decoding turns it into a space: `?q=ann+news` arrived as `ann news`, which no
+// address holds), as the email list reads its `to` and `from`.
 export const SuppressionsQuery = pageQuery(200, 50).extend({
-  q: z.string().trim().toLowerCase().max(320).optional(),
+  q: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .max(320)
+    .transform((q) => q.replaceAll(' ', '+'))
+    .optional(),
 })
 
 export const SuppressionRecord = z.object({
