@@ -171,6 +171,17 @@ describe('PATCH /v1/emails/:id (reschedule)', () => {
       expect(bad.status).toBe(400)
       expect(bad.body.error).toMatchObject({ code: 'invalid_schedule', param: 'scheduledAt' })
     }
+    // Left out, scheduledAt is as missing as null: it was invalid_body with zod's wording.
+    const none = await client.patch(`/v1/emails/${r.body.id}`, acme.live, {})
+    expect([none.status, none.body.error]).toEqual([
+      400,
+      {
+        type: 'validation_error',
+        code: 'invalid_schedule',
+        message: 'scheduledAt is required',
+        param: 'scheduledAt',
+      },
+    ])
     const missing = await client.call('PATCH', `/v1/emails/${r.body.id}`, { key: acme.live })
     expect(missing.body.error.code).toBe('missing_body')
     const q = await send()

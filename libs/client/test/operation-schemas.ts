@@ -28,7 +28,8 @@ export const OPERATION_SCHEMAS = {
   'emails.get': { response: C.EmailRecord },
   'emails.content': { response: C.EmailContentRecord },
   'emails.cancel': { response: C.CanceledEmail },
-  'emails.reschedule': { body: C.RescheduleBody, response: C.EmailRecord },
+  // The documented body: the route's own takes scheduledAt as unknown, checked by the handler.
+  'emails.reschedule': { body: C.DocumentedRescheduleBody, response: C.EmailRecord },
   'events.list': { query: C.EventsQuery, response: C.EventPayload, list: 'page' },
   'analytics.get': { query: C.AnalyticsQuery, response: C.AnalyticsResponse },
   'domains.list': { query: C.DomainsQuery, response: C.DomainRecord, list: 'all' },

@@ -271,7 +271,15 @@ export const ListEmailsQuery = pageQuery().extend({
 })
 export type ListEmailsQuery = z.infer<typeof ListEmailsQuery>
 
-export const RescheduleBody = z.strictObject({ scheduledAt: z.unknown() })
+/**
+ * `PATCH /v1/emails/:id`. `scheduledAt` is checked by the handler with the send's rule, so that
+ * every problem with it is `invalid_schedule`, its absence included: `{}` was `invalid_body` with
+ * zod's "expected nonoptional, received undefined" while `{ scheduledAt: null }` was
+ * `invalid_schedule` "scheduledAt is required".
+ */
+export const RescheduleBody = z.strictObject({ scheduledAt: z.unknown().optional() })
+/** The reschedule body as the OpenAPI document shows it: a required instant with an offset. */
+export const DocumentedRescheduleBody = z.strictObject({ scheduledAt: z.iso.datetime({ offset: true }) })
 
 export const CanceledEmail = z.object({ id: z.string(), status: z.literal('canceled') })
 

@@ -4,6 +4,7 @@ import {
   BatchResponse,
   CanceledEmail,
   DocumentedBatchBody,
+  DocumentedRescheduleBody,
   EmailContentRecord,
   EmailRecord,
   EmailSummaryRecord,
@@ -93,6 +94,7 @@ export const emailRoutes = [
     mirror: true,
     summary: 'Reschedule a scheduled email ({ scheduledAt })',
     body: RescheduleBody,
+    documentedBody: DocumentedRescheduleBody,
     response: EmailRecord,
   }),
 ]
