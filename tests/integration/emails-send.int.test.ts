@@ -279,6 +279,15 @@ describe('POST /v1/emails: validation (contract.md part 3)', () => {
       code: 'invalid_header',
       param: 'headers.X-A',
     })
+    // One field in two cases went into the message twice (In-Reply-To may appear once).
+    const twice = { 'In-Reply-To': '<a@x.test>', 'in-reply-to': '<b@x.test>' }
+    expect(await code(email(acme.from, { headers: twice }), acme.test)).toEqual({
+      status: 400,
+      type: 'validation_error',
+      code: 'invalid_header',
+      message: 'in-reply-to is given twice (as In-Reply-To too); header names are case-insensitive',
+      param: 'headers.in-reply-to',
+    })
   })
 
   it('an unknown template is 404 template_not_found', async () => {

@@ -82,6 +82,13 @@ describe('checkHeaders', () => {
     }
   })
 
+  it('refuses a name given twice in two cases: one field, which a message may hold once', () => {
+    expect(() => checkHeaders({ 'In-Reply-To': '<a@x.test>', 'in-reply-to': '<b@x.test>' })).toThrow(
+      expect.objectContaining({ code: 'invalid_header', param: 'headers.in-reply-to' }),
+    )
+    expect(checkHeaders({ 'X-A': 'a', 'X-B': 'b' })).toEqual({ 'X-A': 'a', 'X-B': 'b' })
+  })
+
   it('measures the value limit in bytes', () => {
     expect(checkHeaders({ 'X-A': 'é'.repeat(1024) })['X-A']).toHaveLength(1024)
     expect(() => checkHeaders({ 'X-A': 'é'.repeat(1025) })).toThrow(

@@ -55,7 +55,8 @@ function hasRunOver(s: string, max: number): boolean {
 
 /**
  * Custom headers (contract.md part 3): token names, values up to 2,048 bytes without CR/LF or other control characters (a tab is text), and
- * none of the names the service (or a receiving server) writes. Every problem is `invalid_header`.
+ * none of the names the service (or a receiving server) writes, each name once whatever its case.
+ * Every problem is `invalid_header`.
  */
 export function checkHeaders(raw: unknown): Record<string, string> {
   if (raw === undefined) return {}
@@ -63,13 +64,27 @@ export function checkHeaders(raw: unknown): Record<string, string> {
     throw fail('invalid_header', 'headers must be an object of header names to string values', 'headers')
   }
   const out: Record<string, string> = {}
+  // Header names are case-insensitive (RFC 5322 1.2.2): `In-Reply-To` and `in-reply-to` are one
+  // field, and both went into the message, where In-Reply-To, References (RFC 5322 3.6) and
+  // List-Unsubscribe may appear only once. An object cannot repeat a key, so a second spelling is a
+  // mistake to report, not a second value to send.
+  const seen = new Map<string, string>()
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     const param = `headers.${name}`
     if (!NAME_RE.test(name)) throw fail('invalid_header', `'${name}' is not a valid header name`, param)
+    const lower = name.toLowerCase()
+    const first = seen.get(lower)
+    if (first !== undefined)
+      throw fail(
+        'invalid_header',
+        `${name} is given twice (as ${first} too); header names are case-insensitive`,
+        param,
+      )
+    seen.set(lower, name)
     // A token by the contract's rule, but `out[name] = value` would hit the prototype setter and
     // drop the header without a word: refused by name, like the names the service owns.
     if (name === PROTO_KEY) throw fail('invalid_header', `${PROTO_KEY} cannot be a header name`, param)
-    if (isOwned(name.toLowerCase()))
+    if (isOwned(lower))
       throw fail('invalid_header', `${name} is set by the service and cannot be given`, param)
     if (typeof value !== 'string') throw fail('invalid_header', `${name} must be a string`, param)
     if (/[\r\n]/.test(value)) throw fail('invalid_header', `${name} cannot contain line breaks`, param)

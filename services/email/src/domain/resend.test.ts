@@ -74,13 +74,18 @@ describe('resendInput', () => {
         subject: 'Hello \u001b[31mthere',
         tags: fifty,
       },
-      { html: '<p>Hi</p>', text: null, headers: { Sender: 'x@evil.test', 'X-Keep': 'yes' }, attachments: [] },
+      {
+        html: '<p>Hi</p>',
+        text: null,
+        headers: { Sender: 'x@evil.test', 'X-Keep': 'yes', 'x-keep': 'twice', 'In-Reply-To': '<a@x.test>' },
+        attachments: [],
+      },
     )
     expect(input).toMatchObject({
       from: 'Acme [2J <hi@acme.test>',
       replyTo: ['Help  <help@acme.test>'],
       subject: 'Hello [31mthere',
-      headers: { 'X-Keep': 'yes' },
+      headers: { 'X-Keep': 'yes', 'In-Reply-To': '<a@x.test>' },
       tags: fifty,
     })
     expect(SendEmailInput.safeParse(input).success).toBe(true)

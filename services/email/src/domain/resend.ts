@@ -4,13 +4,17 @@ import { checkHeaders } from './headers.js'
 
 /**
  * The stored headers a send may still give: an email accepted before a header rule existed (a
- * `Sender`, a control character) is resent without that header rather than refused.
+ * `Sender`, a control character, a name given twice in two cases) is resent without that header
+ * (the later spelling) rather than refused.
  */
 function sendableHeaders(stored: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {}
+  const names = new Set<string>()
   for (const [name, value] of Object.entries(stored)) {
+    if (names.has(name.toLowerCase())) continue
     try {
       Object.assign(out, checkHeaders({ [name]: value }))
+      names.add(name.toLowerCase())
     } catch {
       // Refused by today's rules: left out.
     }
