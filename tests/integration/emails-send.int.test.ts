@@ -318,6 +318,14 @@ describe('POST /v1/emails: validation (contract.md part 3)', () => {
       code: 'invalid_attachment',
       param: 'attachments.0.disposition',
     })
+    // Whitespace in base64 is skipped: content of nothing else is as empty as "" (a 0-byte file).
+    for (const content of ['', ' \n ']) {
+      expect(await code(email(acme.from, { attachments: [{ ...one, content }] }), acme.test)).toMatchObject({
+        status: 400,
+        code: 'invalid_attachment',
+        param: 'attachments.0.content',
+      })
+    }
   })
 
   it('content over MAX_MESSAGE_BYTES is 400 payload_too_large', async () => {

@@ -64,6 +64,14 @@ export function checkAttachments(raw: unknown): StoredAttachment[] {
     }
     const a = res.data
     const content = a.content.replace(/\s+/g, '')
+    // Whitespace in base64 is skipped, so content of nothing but whitespace is no content, which
+    // `""` already is not allowed to be: it used to make an attachment of 0 bytes.
+    if (content === '')
+      throw fail(
+        'invalid_attachment',
+        'content must be base64 of at least one byte',
+        `attachments.${i}.content`,
+      )
     if (!BASE64_RE.test(content))
       throw fail('invalid_attachment', 'content must be base64', `attachments.${i}.content`)
     return {

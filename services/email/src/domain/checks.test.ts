@@ -128,6 +128,17 @@ describe('attachments and size', () => {
     })
   })
 
+  it('refuses content of nothing but whitespace, as it refuses an empty one', () => {
+    for (const content of [' ', '\n\t ']) {
+      expect(() =>
+        checkAttachments([
+          { filename: 'a.txt', content: 'aGk=' },
+          { filename: 'b.txt', content },
+        ]),
+      ).toThrow(expect.objectContaining({ code: 'invalid_attachment', param: 'attachments.1.content' }))
+    }
+  })
+
   it('payload_too_large is a 400 naming the part that crossed the limit', () => {
     expect(() => checkSize('x'.repeat(60), 'y'.repeat(50), [], 100)).toThrow(
       expect.objectContaining({ code: 'payload_too_large', status: 400, param: 'text' }),

@@ -78,7 +78,10 @@ describe('resendInput', () => {
         html: '<p>Hi</p>',
         text: null,
         headers: { Sender: 'x@evil.test', 'X-Keep': 'yes', 'x-keep': 'twice', 'In-Reply-To': '<a@x.test>' },
-        attachments: [],
+        attachments: [
+          { filename: 'empty.txt', content: '', type: 'text/plain', disposition: 'attachment', size: 0 },
+          { filename: 'a.txt', content: 'aGk=', type: 'text/plain', disposition: 'attachment', size: 2 },
+        ],
       },
     )
     expect(input).toMatchObject({
@@ -86,6 +89,7 @@ describe('resendInput', () => {
       replyTo: ['Help  <help@acme.test>'],
       subject: 'Hello [31mthere',
       headers: { 'X-Keep': 'yes', 'In-Reply-To': '<a@x.test>' },
+      attachments: [{ filename: 'a.txt', content: 'aGk=', type: 'text/plain', disposition: 'attachment' }],
       tags: fifty,
     })
     expect(SendEmailInput.safeParse(input).success).toBe(true)

@@ -47,11 +47,14 @@ export interface ResendContent {
  * is not rendered again), headers, attachments and tracking, with the tag `resent_from` naming
  * the original. No schedule and no idempotency key: a resend goes out now, every time. What the
  * send input's rules of today refuse in an email accepted before them (a header the service now
- * owns, a control character in a subject or display name) is left out, so that every stored email
+ * owns, a control character in a subject or display name, an empty attachment) is left out, so that every stored email
  * can be resent.
  */
 export function resendInput(e: ResendSource, c: ResendContent): Record<string, unknown> {
-  const attachments = ((c.attachments ?? []) as StoredAttachment[]).map((a) => ({
+  // An attachment of 0 bytes (content of nothing but whitespace, accepted before that was refused)
+  // is left out: there is nothing in it to send again.
+  const stored = ((c.attachments ?? []) as StoredAttachment[]).filter((a) => a.content !== '')
+  const attachments = stored.map((a) => ({
     filename: a.filename,
     content: a.content,
     type: a.type,
