@@ -256,6 +256,19 @@ const queryAddress = z.preprocess(
   address.toLowerCase(),
 )
 
+/**
+ * The (key, value) pairs the list filter `tag=<key>:<value>` can mean. A send takes any tag key of
+ * 1-64 characters, `:` included (`utm:source`), so splitting at the first `:` alone made such a
+ * tag impossible to find: each `:` that leaves a key of 1-64 characters and a value of at most 256
+ * is a reading, and an email holding any of them matches.
+ */
+export function tagSplits(tag: string): Array<[string, string]> {
+  const out: Array<[string, string]> = []
+  for (let at = tag.indexOf(':'); at > 0 && at <= 64; at = tag.indexOf(':', at + 1))
+    if (tag.length - at - 1 <= 256) out.push([tag.slice(0, at), tag.slice(at + 1)])
+  return out
+}
+
 export const ListEmailsQuery = pageQuery().extend({
   status: z.enum(EMAIL_STATUS_VALUES).optional(),
   to: queryAddress.optional(),
@@ -263,7 +276,9 @@ export const ListEmailsQuery = pageQuery().extend({
   q: z.string().min(1).max(200).refine(noNul, 'q cannot contain NUL characters').optional(),
   tag: z
     .string()
-    .regex(/^[^:]{1,64}:.{0,256}$/, 'tag must be key:value')
+    // One line of at most a 64-character key, `:` and a 256-character value.
+    .regex(/^.{2,321}$/, 'tag must be key:value')
+    .refine((t) => tagSplits(t).length > 0, 'tag must be key:value')
     .refine(noNul, 'tag cannot contain NUL characters')
     .optional(),
   since: queryInstant.optional(),

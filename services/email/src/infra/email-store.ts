@@ -1,5 +1,13 @@
 import type { Outbox } from '@mailer/bus'
-import { type Cursor, fail, isId, type ListEmailsQuery, MAX_RECORD_EVENTS, noSuch } from '@mailer/contracts'
+import {
+  type Cursor,
+  fail,
+  isId,
+  type ListEmailsQuery,
+  MAX_RECORD_EVENTS,
+  noSuch,
+  tagSplits,
+} from '@mailer/contracts'
 import { type Db, type Email, likeLiteral, type Prisma } from '@mailer/db'
 import { buildEvent, type EmailSummary, type NewEvent, recordEvents } from '@mailer/email-core'
 
@@ -59,10 +67,7 @@ export class EmailStore {
         ],
       })
     if (q.q) and.push({ subject: { contains: likeLiteral(q.q), mode: 'insensitive' } })
-    if (q.tag) {
-      const at = q.tag.indexOf(':')
-      and.push({ tags: { path: [q.tag.slice(0, at)], equals: q.tag.slice(at + 1) } })
-    }
+    if (q.tag) and.push({ OR: tagSplits(q.tag).map(([k, v]) => ({ tags: { path: [k], equals: v } })) })
     if (q.since) and.push({ createdAt: { gte: new Date(q.since) } })
     if (q.until) and.push({ createdAt: { lt: new Date(q.until) } })
     if (after)
