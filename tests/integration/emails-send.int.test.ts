@@ -218,8 +218,11 @@ describe('POST /v1/emails: validation (contract.md part 3)', () => {
       code: 'invalid_body',
       param: 'subject',
     })
+    // The tag name's own rule, not zod's "Invalid key in record".
     expect(await code(email(acme.from, { tags: { ['k'.repeat(65)]: 'v' } }))).toMatchObject({
       code: 'invalid_body',
+      message: `tags.${'k'.repeat(65)}: a tag name has 1-64 characters`,
+      param: `tags.${'k'.repeat(65)}`,
     })
     // At most 50 tags: every event of the email carries them.
     const tags = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`t${i}`, 'v']))

@@ -107,6 +107,7 @@ const listOf = <T extends z.ZodType>(item: T, min = 0) => {
  * bound one email could outgrow NATS's message limit.
  */
 export const MAX_TAGS = 50
+const TAG_NAME_RULE = 'a tag name has 1-64 characters'
 const noLineBreaks = (s: string) => !/[\r\n]/.test(s)
 const noNul = (s: string) => !s.includes('\u0000')
 
@@ -146,7 +147,10 @@ export const SendEmailInput = z
     attachments: z.unknown().optional(),
     tags: withoutProtoKey(
       z
-        .record(z.string().min(1).max(64), z.string().max(256))
+        .record(
+          z.string().min(1, TAG_NAME_RULE).max(64, TAG_NAME_RULE),
+          z.string().max(256, 'a tag value has at most 256 characters'),
+        )
         .refine((t) => Object.keys(t).length <= MAX_TAGS, `at most ${MAX_TAGS} tags`),
       'a tag',
     ).optional(),

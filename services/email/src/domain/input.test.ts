@@ -22,6 +22,18 @@ describe('parseSendInput', () => {
     expect(() => parseSendInput([base])).toThrow(expect.objectContaining({ code: 'invalid_body' }))
   })
 
+  it('gives a tag name\'s rule, not zod\'s "Invalid key in record"', () => {
+    for (const name of ['', 'k'.repeat(65)]) {
+      expect(() => parseSendInput({ ...base, tags: { [name]: 'v' } })).toThrow(
+        expect.objectContaining({
+          code: 'invalid_body',
+          message: `tags.${name}: a tag name has 1-64 characters`,
+          param: `tags.${name}`,
+        }),
+      )
+    }
+  })
+
   it('needs one of html, text or template', () => {
     const { html: _h, ...rest } = base
     expect(() => parseSendInput(rest)).toThrow(

@@ -17,7 +17,9 @@ export function parseSendInput(raw: unknown): SendEmailInput {
   const issue = res.error.issues[0]!
   const keys = issue.code === 'unrecognized_keys' ? issue.keys : []
   const path = [...issue.path.map(String), ...keys.slice(0, 1)].join('.')
-  const message = keys.length ? `Unknown field '${keys[0]}'` : issue.message
+  // A record's bad key (a tag name) is reported by zod as "Invalid key in record", its own rule inside.
+  const inner = issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined
+  const message = keys.length ? `Unknown field '${keys[0]}'` : (inner ?? issue.message)
   throw new MailerError('invalid_body', path ? `${path}: ${message}` : message, path ? { param: path } : {})
 }
 
