@@ -163,6 +163,17 @@ describe('API keys', () => {
 
     const listed = await client.get('/v1/admin/api-keys?project=keys', client.admin)
     expect(listed.body.data).toHaveLength(1)
+    // Worded as the other admin lists' project parameter, not zod's pattern or type message.
+    for (const [query, message] of [
+      ['', 'project: project is required: the slug of the project whose keys to list'],
+      ['?project=Keys', 'project: project must be a project slug'],
+    ]) {
+      const bad = await client.get(`/v1/admin/api-keys${query}`, client.admin)
+      expect([bad.status, bad.body.error]).toEqual([
+        400,
+        { type: 'validation_error', code: 'invalid_query', message, param: 'project' },
+      ])
+    }
     expect(JSON.stringify(listed.body)).not.toContain(k.body.key)
     expect(listed.body.data[0].key).toBeUndefined()
 

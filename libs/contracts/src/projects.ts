@@ -86,4 +86,13 @@ export const MeResponse = z.object({
   }),
 })
 
-export const AdminApiKeysQuery = z.object({ project: z.string().regex(SLUG_RE) })
+/**
+ * `GET /v1/admin/api-keys?project=<slug>`. The messages are the other admin lists' (`project must
+ * be a project slug`): zod's quoted its regular expression, and said `expected string, received
+ * undefined` when the parameter was left out.
+ */
+export const AdminApiKeysQuery = z.object({
+  project: z
+    .string({ error: 'project is required: the slug of the project whose keys to list' })
+    .regex(SLUG_RE, 'project must be a project slug'),
+})
