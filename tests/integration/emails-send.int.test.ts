@@ -234,6 +234,9 @@ describe('POST /v1/emails: validation (contract.md part 3)', () => {
     expect((await send(email(acme.from, { tags: tags(50) }))).status).toBe(202)
     const { html: _h, ...noContent } = email(acme.from)
     expect(await code(noContent)).toMatchObject({ code: 'invalid_body', param: 'html' })
+    // Given but empty, html and text made a message with no body (a template's cannot be empty).
+    const empty = { ...noContent, html: '', text: '', attachments: [{ filename: 'a.txt', content: 'aGk=' }] }
+    expect(await code(empty, acme.test)).toMatchObject({ status: 400, code: 'invalid_body', param: 'html' })
     const { subject: _s, ...noSubject } = email(acme.from)
     expect(await code(noSubject)).toMatchObject({ code: 'invalid_body', param: 'subject' })
   })

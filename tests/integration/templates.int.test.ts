@@ -355,6 +355,23 @@ describe('sending with a template', () => {
     expect(theirs.status).toBe(200)
   })
 
+  it('refuses data that renders html and text empty: an email needs a body', async () => {
+    expect((await create({ name: 'bare', subject: 'S', html: '{{{body}}}' })).status).toBe(201)
+    const send = (data: unknown) =>
+      client.post('/v1/emails', acme.test, email(acme.from, { html: undefined, template: 'bare', data }))
+    const empty = await send({ body: '' })
+    expect([empty.status, empty.body.error]).toEqual([
+      400,
+      {
+        type: 'validation_error',
+        code: 'invalid_template_data',
+        message: 'The template renders empty html and text with this data',
+        param: 'data',
+      },
+    ])
+    expect((await send({ body: '<p>x</p>' })).status).toBe(200)
+  })
+
   it('renders per item in a batch, each item with its own errors', async () => {
     const r = await client.post('/v1/emails/batch', acme.live, [
       { from: acme.from, to: 'a@example.com', template: 'welcome', data: { first_name: 'A' } },

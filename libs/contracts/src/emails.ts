@@ -162,6 +162,14 @@ export const SendEmailInput = z
   .superRefine((v, ctx) => {
     if (v.html === undefined && v.text === undefined && v.template === undefined) {
       ctx.addIssue({ code: 'custom', path: ['html'], message: 'one of html, text or template is required' })
+    } else if (!v.html && !v.text && v.template === undefined) {
+      // `html: ""` (or `text: ""`) alone sent a message with no body at all; a template's or a
+      // broadcast's html and text cannot be empty either.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['html'],
+        message: 'html and text cannot both be empty: one of html, text or template is required',
+      })
     }
     if (v.data !== undefined && v.template === undefined) {
       ctx.addIssue({ code: 'custom', path: ['data'], message: 'data is only used with template' })

@@ -52,4 +52,11 @@ describe('personalize', () => {
     const t = compileTemplate({ ...broadcast, subject: '{{first_name}}' })
     expect(() => personalize(broadcast, t, { ...contact, firstName: null }, url)).toThrow(/subject/)
   })
+
+  it('refuses a contact whose html and text render empty: a send needs a body', () => {
+    const t = compileTemplate({ ...broadcast, html: '{{first_name}}', text: null })
+    expect(() => personalize(broadcast, t, { ...contact, firstName: null }, url)).toThrow(
+      expect.objectContaining({ code: 'invalid_template_data', param: 'html' }),
+    )
+  })
 })

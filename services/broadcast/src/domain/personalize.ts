@@ -48,7 +48,8 @@ export function contactVariables(c: ContactForSend, unsubscribeUrl: string): Rec
 /**
  * One contact's email: rendered content, RFC 8058 one-click unsubscribe headers, the
  * `broadcast_id` tag and the idempotency key that makes a resend after a crash a no-op.
- * Throws the renderer's 400 `invalid_template_data` when the contact's data cannot be rendered.
+ * Throws the renderer's 400 `invalid_template_data` when the contact's data cannot be rendered,
+ * or renders an empty subject, or empty html and text.
  */
 export function personalize(
   b: BroadcastContent,
@@ -59,6 +60,9 @@ export function personalize(
   const out = template.render(contactVariables(c, unsubscribeUrl))
   if (!out.subject)
     throw fail('invalid_template_data', 'The subject renders empty for this contact', 'subject')
+  // A send needs a body (html and text cannot both be empty), as a contact needs a subject.
+  if (!out.html && !out.text)
+    throw fail('invalid_template_data', 'The html and text render empty for this contact', 'html')
   const input: BroadcastSendInput = {
     from: b.from,
     to: c.email,

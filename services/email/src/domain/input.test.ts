@@ -40,6 +40,14 @@ describe('parseSendInput', () => {
       expect.objectContaining({ code: 'invalid_body', param: 'html' }),
     )
     expect(parseSendInput({ ...rest, text: 'x' }).text).toBe('x')
+    // Given but empty is no body either; one empty part beside a full one is fine.
+    for (const empty of [{ html: '' }, { text: '' }, { html: '', text: '' }]) {
+      expect(() => parseSendInput({ ...rest, ...empty })).toThrow(
+        expect.objectContaining({ code: 'invalid_body', param: 'html' }),
+      )
+    }
+    expect(parseSendInput({ ...rest, html: '', text: 'x' }).text).toBe('x')
+    expect(parseSendInput({ ...rest, text: '', template: 'welcome' }).template).toBe('welcome')
   })
 })
 

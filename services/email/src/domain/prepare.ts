@@ -76,6 +76,9 @@ export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<Pre
     text ??= html !== null && !rendered.ownText ? htmlToText(html) : rendered.text
     html ??= rendered.html
     templateVersion = rendered.version
+    // As without a template, html and text cannot both be empty: data can render them so.
+    if (!html && !text)
+      throw fail('invalid_template_data', 'The template renders empty html and text with this data', 'data')
   }
   if (!subject) throw fail('invalid_body', 'subject is required (1-998 characters)', 'subject')
 
