@@ -83,9 +83,12 @@ export class ChunkSender {
     const settled = settleChunk(b.cursor, entries, results)
     for (const [outcome, n] of Object.entries(settled.tally)) this.d.metrics.emails.inc({ outcome }, n)
 
-    if (settled.limit) {
-      end({ outcome: 'limited' })
-      log.info({ limit: settled.limit, cursor: settled.cursor }, 'send limit hit; broadcast paused')
+    if (settled.pause) {
+      const limited = settled.pause === 'rate_limited' || settled.pause === 'daily_limit_exceeded'
+      end({ outcome: limited ? 'limited' : 'sender_refused' })
+      if (limited)
+        log.info({ limit: settled.pause, cursor: settled.cursor }, 'send limit hit; broadcast paused')
+      else log.warn({ code: settled.pause, cursor: settled.cursor }, 'sender refused; broadcast paused')
       return (await store.pause(b, settled.cursor, this.d.resumeMs)) ? 'paused' : 'lost'
     }
     end({ outcome: 'ok' })
