@@ -17,7 +17,8 @@ export interface ClaimKeeperOptions {
   fenceMs: number
   /**
    * performance.now() taken before the claim was asked for: `claimed_at`, the database's now()
-   * when the claim's statement started, is no earlier than that moment.
+   * when the claim's statement started, is no earlier than that moment (but for its rounding to
+   * the millisecond it is stored with: nothing against a fence of seconds).
    */
   askedAt: number
   /** A refresh found the claim no longer ours (taken over, or queued again by the email service). */
