@@ -66,4 +66,10 @@ describe('dispatcher env', () => {
       SHUTDOWN_TIMEOUT_SECONDS: 73,
     })
   })
+
+  it("refuses an ack wait whose claim refreshes would be older than the email service's lost-dispatch margin", () => {
+    // Refreshed every third of it; DISPATCH_RECOVERY_SECONDS is at least 150.
+    expect(loadEnv({ ...base, DISPATCH_ACK_WAIT_SECONDS: '300' }).DISPATCH_ACK_WAIT_SECONDS).toBe(300)
+    expect(() => loadEnv({ ...base, DISPATCH_ACK_WAIT_SECONDS: '301' })).toThrow(/DISPATCH_ACK_WAIT_SECONDS/)
+  })
 })

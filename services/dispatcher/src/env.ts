@@ -50,7 +50,10 @@ export const dispatcherEnv = baseEnv
      * third of it left without any refresh (ClaimKeeper.holds): a dispatcher cut off from the
      * database, or paused, gives its sends up rather than race a takeover.
      */
-    DISPATCH_ACK_WAIT_SECONDS: seconds(30, 2, 3_600),
+    // At most 300: claims are refreshed every third of it, and the email service's lost-dispatch
+    // sweep queues again a `sending` email whose claim is older than DISPATCH_RECOVERY_SECONDS (150
+    // at least), so a longer wait let it take a live dispatcher's email from under it.
+    DISPATCH_ACK_WAIT_SECONDS: seconds(30, 2, 300),
     /** Messages handed out but not yet acked, across all replicas (JetStream max_ack_pending). */
     DISPATCH_MAX_ACK_PENDING: envInt(1_000, 1, 100_000),
     /**
