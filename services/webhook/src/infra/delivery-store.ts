@@ -308,6 +308,28 @@ export class DeliveryStore {
   }
 
   /**
+   * Renews the leases of the claims a replica holds (waiting in memory or being attempted), all in
+   * one statement: each only while the row is still that claim's (same attempt number, same lease
+   * token), so a claim whose lease ran out and was taken by another replica stays lost. Answers
+   * each claim's new token, in order (null: lost). A lease found run out but not yet taken is
+   * renewed: nobody else has claimed it, and from now on nobody can. A delivery its webhook's
+   * disabling failed keeps its lease (see failPending) and is renewed too, so the hand-back that
+   * follows still finds it.
+   */
+  async renew(rows: Claim[], leaseMs: number): Promise<Array<string | null>> {
+    if (rows.length === 0) return []
+    const renewed = await this.rows<{ id: string; lease: string }>(
+      `UPDATE webhook_deliveries d SET locked_until = now() + $4::int * interval '1 millisecond'
+       FROM unnest($1::text[], $2::int[], $3::timestamptz[]) AS v(id, attempt, lease)
+       WHERE d.id = v.id AND d.attempt = v.attempt AND d.locked_until = v.lease
+       RETURNING d.id, d.locked_until::text AS lease`,
+      [rows.map((r) => r.id), rows.map((r) => r.attempt), rows.map((r) => r.lease), leaseMs],
+    )
+    const tokens = new Map(renewed.map((r) => [r.id, r.lease]))
+    return rows.map((r) => tokens.get(r.id) ?? null)
+  }
+
+  /**
    * A delivery whose webhook is gone (deleted while its event was being fanned out, so the
    * deletion did not see it): deleted, with its event's payload if no other delivery of the
    * project needs it.
