@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { LeaseKeeper } from './lease-keeper.js'
 
 interface Row {
@@ -38,8 +38,8 @@ describe('LeaseKeeper', () => {
     keeper = new LeaseKeeper<Row>({ leaseMs: 1000, everyMs: 20, renew: g.renew, onError: () => undefined })
     const a = { id: 'a', lease: 't1' }
     const b = { id: 'b', lease: 't1' }
-    keeper.hold(a, Date.now() - 900)
-    keeper.hold(b, Date.now() - 900)
+    keeper.hold(a, performance.now() - 900)
+    keeper.hold(b, performance.now() - 900)
     expect(keeper.leftMs(a)).toBeLessThanOrEqual(100)
     keeper.start()
     await until(g.pending)
@@ -58,7 +58,7 @@ describe('LeaseKeeper', () => {
     const g = gatedRenew()
     keeper = new LeaseKeeper<Row>({ leaseMs: 1000, everyMs: 20, renew: g.renew, onError: () => undefined })
     const a = { id: 'a', lease: 't1' }
-    keeper.hold(a, Date.now())
+    keeper.hold(a, performance.now())
     keeper.start()
     await until(g.pending)
     let released = false
@@ -88,8 +88,8 @@ describe('LeaseKeeper', () => {
     })
     const a = { id: 'a', lease: 't1' }
     const b = { id: 'b', lease: 't1' }
-    keeper.hold(a, Date.now())
-    keeper.hold(b, Date.now())
+    keeper.hold(a, performance.now())
+    keeper.hold(b, performance.now())
     keeper.start()
     await until(g.pending)
     await g.answer([null, 't2'])
@@ -97,5 +97,34 @@ describe('LeaseKeeper', () => {
     expect([keeper.holds(a), keeper.holds(b)]).toEqual([false, true])
     expect(a.lease).toBe('t1')
     expect(keeper.leftMs(a)).toBe(Number.NEGATIVE_INFINITY)
+  })
+
+  it('tries a failed renewal again within a second, not a whole interval later', async () => {
+    let calls = 0
+    const errors: unknown[] = []
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] })
+    try {
+      keeper = new LeaseKeeper<Row>({
+        leaseMs: 60_000,
+        everyMs: 20_000,
+        renew: async (rows) => {
+          calls++
+          if (calls === 1) throw new Error('database away')
+          return rows.map(() => 't2')
+        },
+        onError: (err) => errors.push(err),
+      })
+      const a = { id: 'a', lease: 't1' }
+      keeper.hold(a, performance.now())
+      keeper.start()
+      await vi.advanceTimersByTimeAsync(20_000)
+      expect([calls, errors.length]).toEqual([1, 1])
+      await vi.advanceTimersByTimeAsync(1_000)
+      expect([calls, a.lease]).toEqual([2, 't2'])
+      expect(keeper.leftMs(a)).toBe(60_000)
+    } finally {
+      keeper?.halt()
+      vi.useRealTimers()
+    }
   })
 })

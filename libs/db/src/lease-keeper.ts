@@ -2,6 +2,12 @@
  * A row claimed under a lease. `lease` is the lease's end as PostgreSQL wrote it (`locked_until`
  * as text): it is the fencing token, so a write of a claim that lost its lease matches nothing.
  */
+/**
+ * After a renewal that failed (the database out of reach or slow), the next is tried this soon, or
+ * at the usual pace if that is sooner: the leases run out meanwhile (as the dispatcher's ClaimKeeper).
+ */
+const RETRY_AFTER_ERROR_MS = 1_000
+
 export interface Leased {
   lease: string
 }
@@ -30,14 +36,15 @@ export interface LeaseKeeperOptions<T extends Leased> {
  * them all (never one per row). Each renewal moves a row's token forward, in place; `release`
  * waits for a renewal in progress, so a result written after it carries the current token and no
  * renewal moves it meanwhile. The same scheme as the dispatcher's claims (ClaimKeeper) and the
- * heartbeats of JetStream messages (`heartbeatEveryMs`).
+ * heartbeats of JetStream messages (`heartbeatEveryMs`). Times are taken with the monotonic clock
+ * (`performance.now()`), before the statement that set the lease: the database's now() is later.
  */
 export class LeaseKeeper<T extends Leased> {
-  /** Held rows, with when (local clock, before the statement that set it) each lease last began. */
+  /** Held rows, with when (performance.now(), before the statement that set it) each lease began. */
   private readonly held = new Map<T, number>()
   private timer: NodeJS.Timeout | undefined
   private renewing: Promise<void> = Promise.resolve()
-  private busy = false
+  private running = false
 
   constructor(private readonly opts: LeaseKeeperOptions<T>) {}
 
@@ -46,12 +53,21 @@ export class LeaseKeeper<T extends Leased> {
   }
 
   start(): void {
-    if (this.timer) return
-    this.timer = setInterval(() => this.tick(), this.opts.everyMs)
+    if (this.running) return
+    this.running = true
+    this.schedule(this.opts.everyMs)
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.renewing = this.renewAll().then((next) => {
+        if (this.running) this.schedule(next)
+      })
+    }, ms)
     this.timer.unref()
   }
 
-  /** Keeps `row`'s lease from now on; `since`: when the statement that leased it was sent. */
+  /** Keeps `row`'s lease from now on; `since`: performance.now() before the statement that leased it. */
   hold(row: T, since: number): void {
     this.held.set(row, since)
   }
@@ -67,7 +83,7 @@ export class LeaseKeeper<T extends Leased> {
    */
   leftMs(row: T): number {
     const since = this.held.get(row)
-    return since === undefined ? Number.NEGATIVE_INFINITY : since + this.opts.leaseMs - Date.now()
+    return since === undefined ? Number.NEGATIVE_INFINITY : since + this.opts.leaseMs - performance.now()
   }
 
   /**
@@ -79,23 +95,17 @@ export class LeaseKeeper<T extends Leased> {
     return this.renewing
   }
 
-  private tick(): void {
-    if (this.busy || this.held.size === 0) return
-    this.busy = true
-    this.renewing = this.renewAll().finally(() => {
-      this.busy = false
-    })
-  }
-
-  private async renewAll(): Promise<void> {
+  /** One renewal of every held row; answers when the next is due. */
+  private async renewAll(): Promise<number> {
     const rows = [...this.held.keys()]
-    const at = Date.now()
+    if (rows.length === 0) return this.opts.everyMs
+    const at = performance.now()
     let tokens: Array<string | null>
     try {
       tokens = await this.opts.renew(rows, this.opts.leaseMs)
     } catch (err) {
       this.opts.onError(err)
-      return
+      return Math.min(this.opts.everyMs, RETRY_AFTER_ERROR_MS)
     }
     for (const [i, row] of rows.entries()) {
       const token = tokens[i]
@@ -105,11 +115,13 @@ export class LeaseKeeper<T extends Leased> {
         if (this.held.has(row)) this.held.set(row, at)
       } else if (this.held.delete(row)) this.opts.onLost?.(row)
     }
+    return this.opts.everyMs
   }
 
   /** No more renewals: the leases held run out (a simulated crash, or the end of a shutdown). */
   halt(): void {
-    if (this.timer) clearInterval(this.timer)
+    this.running = false
+    if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
   }
 

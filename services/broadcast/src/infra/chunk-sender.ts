@@ -123,7 +123,7 @@ export class ChunkSender {
   private async finish(b: ClaimedBroadcast, cursor: string | null, complete: boolean): Promise<Step> {
     await this.d.leases.release(b)
     // Sent before the write: the lease it renews began no earlier.
-    const at = Date.now()
+    const at = performance.now()
     if (!(await this.d.store.advance(b, cursor, this.d.leaseMs, complete))) return 'lost'
     b.cursor = cursor
     if (!complete) {

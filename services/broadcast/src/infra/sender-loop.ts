@@ -65,7 +65,7 @@ export function startSenderLoop(
     const free = opts.concurrency - active.size
     if (free <= 0) return
     // Sent before the claim: the leases began no earlier (the database's now() is later).
-    const at = Date.now()
+    const at = performance.now()
     for (const b of await store.claimDue(free, opts.leaseMs)) {
       leases.hold(b, at)
       active.set(

@@ -197,7 +197,7 @@ export class DeliveryWorker {
         if (room <= 0) break
         this.lastClaimAt = Date.now()
         // Sent before the claim: the lease began no earlier (the database's now() is later).
-        const claimedAt = this.lastClaimAt
+        const claimedAt = performance.now()
         const before = this.generation
         const claimed = await this.store.claim(
           room,
