@@ -193,6 +193,30 @@ describe('contacts', () => {
       expect(r.status, q).toBe(q.startsWith('audienceId') ? 404 : 400)
     }
   })
+
+  it('trims q as it trims emails, and a blank q (a cleared search box) filters nothing', async () => {
+    const emails = async (path: string) => {
+      const r = await client.get(path, acme.live)
+      expect(r.status, path).toBe(200)
+      return r.body.data.map((c: any) => c.email)
+    }
+    // A pasted address with spaces or a line break around it finds the contact.
+    expect(await emails('/v1/contacts?q=%20user4999@bulk.test%0A')).toEqual(['user4999@bulk.test'])
+    const all = await emails('/v1/contacts?limit=5')
+    expect(all).toHaveLength(5)
+    expect(await emails('/v1/contacts?limit=5&q=')).toEqual(all)
+    expect(await emails('/v1/contacts?limit=5&q=%20%20')).toEqual(all)
+    // An audience's members take the same q (a project of their own: the lists below stay as they are).
+    const p = await createProject(client, 'blank-q')
+    const aud = (await client.post('/v1/audiences', p.live, { name: 'Members' })).body.id
+    const ann = (await client.post('/v1/contacts', p.live, { email: 'blank-q@example.com' })).body.id
+    await client.post(`/v1/audiences/${aud}/contacts`, p.live, { contactIds: [ann] })
+    for (const q of ['', '%20', '%20BLANK-Q%20']) {
+      const r = await client.get(`/v1/audiences/${aud}/contacts?q=${q}`, p.live)
+      expect(r.status, q).toBe(200)
+      expect(r.body.data.map((c: any) => c.email)).toEqual(['blank-q@example.com'])
+    }
+  })
 })
 
 describe('audiences', () => {

@@ -32,7 +32,7 @@ const dispatcherEnv = () =>
     SMTP_URL: relay.url,
     SMTP_POOL_SIZE: '4',
     DISPATCH_CONCURRENCY: '16',
-    // A dead dispatcher's claims are taken over after 4 s instead of 2 minutes.
+    // A dead dispatcher's claims are taken over after 4 s instead of 30 s.
     DISPATCH_ACK_WAIT_SECONDS: '4',
     SMTP_TIMEOUT_SECONDS: '2',
   })

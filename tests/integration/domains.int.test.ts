@@ -124,6 +124,25 @@ describe('domain setup with DOMAIN_VERIFICATION=skip (the dev default)', () => {
     }
   })
 
+  it('takes names whose record names fit in DNS (253 characters): at most 217', async () => {
+    // Labels of 63, 63, 63 and 20 characters and the top label `test`: 217 characters in all.
+    const name = (n: number) => `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(n)}.test`
+    expect(name(20)).toHaveLength(217)
+    // A project of its own: the lists tested below stay as they are.
+    const p = await createProject(client, 'long-names')
+    const ok = await setup('long-names', name(20))
+    expect(ok.status).toBe(200)
+    for (const r of ok.body.records) expect(r.name.length, r.name).toBeLessThanOrEqual(253)
+    // One more character and the DKIM record name could not exist: nothing is created.
+    const long = await setup('long-names', name(21))
+    expect(long.status).toBe(400)
+    expect(long.body.error).toMatchObject({ type: 'validation_error', code: 'invalid_body', param: 'domain' })
+    expect(long.body.error.message).toContain('217')
+    const names = (await client.get('/v1/domains', p.live)).body.data.map((d: any) => d.domain)
+    expect(names).toContain(name(20))
+    expect(names).not.toContain(name(21))
+  })
+
   it('takes no body fields: unknown ones are 400 invalid_body and create nothing', async () => {
     // JSON null is a body too: not missing (the route needs none), just not one it takes.
     for (const body of [{ region: 'eu' }, [], 'x', null]) {
@@ -212,6 +231,8 @@ describe('domain lists', () => {
       'beta/cached.test',
       'beta/fresh.test',
       'beta/race.test',
+      // The longest name a sending domain may have (above).
+      `long-names/${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(20)}.test`,
     ])
     expect(byName['acme/acme.test']).toMatchObject({ projectId: acme.project.id, verification: 'verified' })
     expect(byName['beta/race.test'].projectId).toBe(beta.project.id)

@@ -160,6 +160,11 @@ describe('template CRUD and versions', () => {
     expect(await names('_')).toEqual(['order_paid'])
     expect(await names('%')).toEqual([])
     expect(await names('\\')).toEqual([])
+    // Names hold no spaces: q is trimmed, and a blank one (a cleared search box) filters nothing.
+    expect(await names(' order_paid ')).toEqual(['order_paid'])
+    const all = await names('')
+    expect(all).toEqual(expect.arrayContaining(['order_paid', 'orderxpaid']))
+    expect(await names('  ')).toEqual(all)
   })
 
   it('deletes a template with its versions; the name can be used again', async () => {

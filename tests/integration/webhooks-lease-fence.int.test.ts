@@ -105,3 +105,23 @@ describe('a manual retry of a delivery failed by its webhook being disabled', ()
     expect([inFlight?.attempt, next?.attempt]).toEqual([1, 2])
   })
 })
+
+describe('renewing the leases a replica holds', () => {
+  it('renews the claim that holds the row, not an earlier one of the same row whose lease ran out', async () => {
+    const { deliveryId } = await pendingDelivery()
+    const store = new DeliveryStore(db)
+    // A claim ahead whose lease ran out while it waited, and the claim that took the row again
+    // (the same replica's, say): both are in hand, and only the second may be renewed.
+    const [stale] = await store.claim(10, new Map(), 10, 1)
+    await sleep(50)
+    const [fresh] = await store.claim(10, new Map(), 10, 60_000)
+    expect([stale?.id, fresh?.id]).toEqual([deliveryId, deliveryId])
+    const tokens = await store.renew([stale!, fresh!], 60_000)
+    expect(tokens[0]).toBeNull()
+    expect(tokens[1]! > fresh!.lease).toBe(true)
+    const [row] = await sql(te, 'SELECT locked_until::text AS lease FROM webhook_deliveries WHERE id = $1', [
+      deliveryId,
+    ])
+    expect(row.lease).toBe(tokens[1])
+  })
+})

@@ -162,7 +162,7 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
       await stack.start('webhook')
     }
     const restarted = Date.now()
-    // Leased for time-out × (1 + 12) + 5 s = 18 s: only a hand-back lets them go out at once.
+    // Leased for 15 s (renewed while held): only a hand-back lets them go out at once.
     await waitFor(() => rx.requests.length >= 6, { timeoutMs: 5000, what: 'the five handed back' })
     expect(Math.max(...rx.requests.map((r) => r.at)) - restarted).toBeLessThan(5000)
     const list = await waitFor(
@@ -183,8 +183,8 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
   it('a replica killed with deliveries waiting in its memory costs them no attempt: each still gets the whole schedule', async () => {
     const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 500, body: 'down' }))
     receivers.push(rx)
-    // A real process, SIGKILLed: one slot, two claimed ahead, leased for 2.5 s × (1 + 2) + 5 s =
-    // 12.5 s. The time-out is long enough that the hanging attempt is still on its way when the
+    // A real process, SIGKILLed: one slot, two claimed ahead, leased for 15 s (renewed until the
+    // kill). The time-out is long enough that the hanging attempt is still on its way when the
     // replica is killed, however busy the machine (with 1 s a loaded run sent the next one first).
     await stack.stop('webhook')
     const only = await spawnService(

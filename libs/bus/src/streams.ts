@@ -268,7 +268,8 @@ export async function consume(bus: Bus, opts: ConsumeOptions): Promise<RunningCo
 /**
  * How often to say "still mine" within an ack wait of `ackWaitNanos`: a third of it (at least
  * 500 ms), so two heartbeats may be late or lost before it ends. For messages (`consume`) and for
- * anything leased for as long (the dispatcher's email claims).
+ * anything leased for as long (the dispatcher's email claims, the leases of webhook deliveries and
+ * broadcasts that LeaseKeeper renews).
  */
 export function heartbeatEveryMs(ackWaitNanos: number): number {
   return Math.max(500, ackWaitNanos / 1_000_000 / 3)

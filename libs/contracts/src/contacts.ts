@@ -75,8 +75,11 @@ export const UpdateContactBody = z.strictObject({
 export type UpdateContactBody = z.infer<typeof UpdateContactBody>
 
 export const ContactsQuery = pageQuery().extend({
-  /** Case-insensitive substring of the email, first or last name. */
-  q: z.string().min(1).max(200).optional(),
+  /**
+   * Case-insensitive substring of the email, first or last name; trimmed like the emails it
+   * searches, and one left blank (a cleared search box) filters nothing.
+   */
+  q: z.string().trim().max(200).optional(),
   audienceId: z.string().min(1).max(100).optional(),
 })
 export type ContactsQuery = z.infer<typeof ContactsQuery>

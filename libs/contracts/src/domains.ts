@@ -16,6 +16,14 @@ export function normalizeDomainName(input: string): string | null {
   return name
 }
 
+/**
+ * The longest name a new sending domain may have: its DKIM record is published at
+ * `<selector>._domainkey.<domain>` (a selector of 20 characters, up to 24 with the `-N` a shared
+ * name gets), and a DNS name holds at most 253 characters, so a longer domain would be asked to
+ * publish a record no DNS zone can hold, and could never be verified.
+ */
+export const MAX_SENDING_DOMAIN_LENGTH = 253 - '._domainkey.'.length - 24
+
 export const DomainVerification = z.enum(['pending', 'verified', 'failed'])
 export type DomainVerification = z.infer<typeof DomainVerification>
 

@@ -96,8 +96,8 @@ const previewData = z
 export const RenderTemplateBody = z.strictObject({ data: previewData.optional() })
 
 export const ListTemplatesQuery = pageQuery().extend({
-  /** Names containing this text. */
-  q: z.string().min(1).max(100).optional(),
+  /** Names containing this text (trimmed: names hold no spaces); one left blank filters nothing. */
+  q: z.string().trim().max(100).optional(),
 })
 export type ListTemplatesQuery = z.infer<typeof ListTemplatesQuery>
 

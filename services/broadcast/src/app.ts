@@ -1,4 +1,5 @@
-import { type Runtime, startRuntime } from '@mailer/bus'
+import { heartbeatEveryMs, type Runtime, secondsToNanos, startRuntime } from '@mailer/bus'
+import { LeaseKeeper } from '@mailer/db'
 import { type Links, linksFromEnv } from '@mailer/links'
 import { setTemplateLogger } from '@mailer/templating'
 import type { BroadcastEnv } from './env.js'
@@ -10,7 +11,7 @@ import { ChunkSender } from './infra/chunk-sender.js'
 import { EmailClient } from './infra/email-client.js'
 import { BroadcastMetrics } from './infra/metrics.js'
 import { startSenderLoop } from './infra/sender-loop.js'
-import { SenderStore } from './infra/sender-store.js'
+import { type ClaimedBroadcast, SenderStore } from './infra/sender-store.js'
 
 export const SERVICE = 'broadcast'
 
@@ -44,8 +45,21 @@ export async function start(env: BroadcastEnv): Promise<Runtime<BroadcastEnv>> {
   serveUnsubscribe(ctx)
 
   const leaseMs = env.BROADCAST_LEASE_SECONDS * 1000
+  // Renewed every third of the lease while a replica works the broadcast: a chunk may take longer
+  // than the lease, and a killed replica's broadcast continues one lease after its last renewal.
+  const leases = new LeaseKeeper<ClaimedBroadcast>({
+    leaseMs,
+    everyMs: heartbeatEveryMs(secondsToNanos(env.BROADCAST_LEASE_SECONDS)),
+    renew: (bs, ms) => store.renew(bs, ms),
+    onError: (err) => {
+      if (!rt.bus.nc.isClosed()) rt.logger.warn({ err }, 'renewing broadcast leases failed; will retry')
+    },
+    onLost: (b) =>
+      rt.logger.info({ broadcastId: b.id }, 'broadcast lease lost; left to whoever holds it now'),
+  })
   const chunks = new ChunkSender({
     store,
+    leases,
     client: ctx.client,
     links,
     metrics: ctx.metrics,
@@ -55,7 +69,7 @@ export async function start(env: BroadcastEnv): Promise<Runtime<BroadcastEnv>> {
     resumeMs: env.BROADCAST_RESUME_SECONDS * 1000,
   })
   const loop = startSenderLoop(
-    { store, chunks, bus: rt.bus, logger: rt.logger },
+    { store, chunks, leases, bus: rt.bus, logger: rt.logger },
     { pollMs: env.BROADCAST_POLL_MS, concurrency: env.BROADCAST_CONCURRENCY, leaseMs },
   )
   rt.onStop(() => loop.stop())

@@ -5,11 +5,11 @@ import { loadEnv } from './env.js'
 const base = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres' }
 
 describe('broadcast env', () => {
-  it('defaults to a five-minute resume, chunks of 100 and a one-minute lease', () => {
+  it('defaults to a five-minute resume, chunks of 100 and a 15-second lease', () => {
     const env = loadEnv(base)
     expect(env.BROADCAST_RESUME_SECONDS).toBe(300)
     expect(env.BROADCAST_CHUNK_SIZE).toBe(100)
-    expect(env.BROADCAST_LEASE_SECONDS).toBe(60)
+    expect(env.BROADCAST_LEASE_SECONDS).toBe(15)
     expect(env.PUBLIC_URL).toBe('http://localhost:3000')
   })
 

@@ -15,10 +15,11 @@ export const broadcastEnv = baseEnv
     /** How often each replica looks for broadcasts that are due. */
     BROADCAST_POLL_MS: envInt(1_000, 10, 60_000),
     /**
-     * How long a claimed broadcast stays with its replica without progress; a replica that died
-     * mid-send gives it up this long after its last chunk.
+     * The lease of a claimed broadcast. Its replica renews it every third of this while it works
+     * the broadcast, however long a chunk takes; a replica that died mid-send gives it up at most
+     * this long after its last renewal.
      */
-    BROADCAST_LEASE_SECONDS: seconds(60, 1, 3_600),
+    BROADCAST_LEASE_SECONDS: seconds(15, 1, 3_600),
     /** Broadcasts one replica sends at once. */
     BROADCAST_CONCURRENCY: envInt(4, 1, 100),
     /** Wait for the email service to accept one chunk. */

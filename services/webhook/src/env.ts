@@ -33,8 +33,8 @@ export const webhookEnv = baseEnv.extend({
   WEBHOOK_ENDPOINT_CONCURRENCY: envInt(4, 1, 100),
   /**
    * Deliveries per webhook claimed ahead of a free slot (leased, held in memory): fewer claims
-   * under load. Leases grow with it (time-out × (1 + ⌈prefetch / endpoint concurrency⌉) + 5 s),
-   * and so does the wait before a crashed replica's claims are taken over.
+   * under load. Their leases (15 s) are renewed while they wait, as are those of the attempts in
+   * flight, so a crashed replica's claims are taken over about 15 s after it died, whatever this is.
    */
   WEBHOOK_PREFETCH: envInt(12, 0, 1_000),
   /** JetStream events handled at once by this replica. */

@@ -7,8 +7,10 @@ export type ContactOutcome =
   | 'render_failed'
   | 'rejected'
   | 'limited'
+  | 'sender_refused'
 
-export type LimitCode = 'rate_limited' | 'daily_limit_exceeded'
+/** Refusals that hold for every contact until something changes: the broadcast pauses on them. */
+export type PauseCode = 'rate_limited' | 'daily_limit_exceeded' | 'domain_not_verified' | 'invalid_sender'
 
 /** One contact of a chunk, in walk order: skipped before sending, or the index of its batch item. */
 export type ChunkEntry =
@@ -23,12 +25,16 @@ export type ItemResult =
 export interface ChunkSettlement {
   /** The last contact done with; the next chunk starts after it. */
   cursor: string | null
-  /** Set when an item hit a send limit: the broadcast pauses and retries from that contact. */
-  limit: LimitCode | null
+  /** Set when an item was refused for the whole broadcast: it pauses and retries from that contact. */
+  pause: PauseCode | null
   tally: Partial<Record<ContactOutcome, number>>
 }
 
 const LIMITS: readonly string[] = ['rate_limited', 'daily_limit_exceeded']
+// Every email of a broadcast has the same `from`: a sender the email service refuses (its domain
+// no longer verified, or no longer the project's) would be refused for every contact left, so
+// skipping them would end the broadcast `sent` having mailed no one more.
+const SENDER_REFUSALS: readonly string[] = ['domain_not_verified', 'invalid_sender']
 
 function classify(r: ItemResult): ContactOutcome {
   if (!('error' in r)) return r.idempotent ? 'duplicate' : 'accepted'
@@ -39,14 +45,16 @@ function classify(r: ItemResult): ContactOutcome {
     case 'idempotency_payload_mismatch':
       return 'duplicate'
     default:
-      return LIMITS.includes(r.error.code) ? 'limited' : 'rejected'
+      if (LIMITS.includes(r.error.code)) return 'limited'
+      return SENDER_REFUSALS.includes(r.error.code) ? 'sender_refused' : 'rejected'
   }
 }
 
 /**
- * Settles a chunk against the batch answer. Limits admit a prefix of the items, so the cursor
- * moves to the contact just before the first limited item and everything from there is tried
- * again on resume (items past it that were accepted anyway are idempotent repeats then).
+ * Settles a chunk against the batch answer. Limits admit a prefix of the items, and a refused
+ * sender refuses them all, so the cursor moves to the contact just before the first such item and
+ * everything from there is tried again on resume (items past it that were accepted anyway are
+ * idempotent repeats then).
  */
 export function settleChunk(
   prevCursor: string | null,
@@ -58,19 +66,19 @@ export function settleChunk(
     tally[o] = (tally[o] ?? 0) + 1
   }
   let cursor = prevCursor
-  let limit: LimitCode | null = null
+  let pause: PauseCode | null = null
   for (const e of entries) {
     const result: ItemResult | null =
       'item' in e ? (results[e.item] ?? { error: { code: 'missing_result' } }) : null
     const outcome = result ? classify(result) : (e as { skipped: ContactOutcome }).skipped
-    if (outcome === 'limited') {
-      limit ??= (result as { error: { code: LimitCode } }).error.code
+    if (outcome === 'limited' || outcome === 'sender_refused') {
+      pause ??= (result as { error: { code: PauseCode } }).error.code
       count(outcome)
       continue
     }
-    if (limit) continue
+    if (pause) continue
     count(outcome)
     cursor = e.contactId
   }
-  return { cursor, limit, tally }
+  return { cursor, pause, tally }
 }

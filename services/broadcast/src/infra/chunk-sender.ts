@@ -1,4 +1,5 @@
 import { isMailerError } from '@mailer/contracts'
+import type { LeaseKeeper } from '@mailer/db'
 import type { Links } from '@mailer/links'
 import type { Logger } from '@mailer/observability'
 import { type CompiledTemplate, compileTemplate } from '@mailer/templating'
@@ -13,6 +14,8 @@ export type Step = 'continue' | 'sent' | 'paused' | 'waiting' | 'lost'
 
 export interface ChunkSenderDeps {
   store: SenderStore
+  /** Renews the leases of the broadcasts being sent; a write of `b` waits for a renewal in progress. */
+  leases: LeaseKeeper<ClaimedBroadcast>
   client: EmailClient
   links: Links
   metrics: BroadcastMetrics
@@ -25,14 +28,19 @@ export interface ChunkSenderDeps {
 // Compiled broadcasts, by id: their content cannot change once sent, so entries never go stale.
 const TEMPLATE_CACHE_MAX = 256
 
-/** Sends one chunk of a broadcast through the email service's batch route and records progress. */
+/**
+ * Sends one chunk of a broadcast through the email service's batch route and records progress.
+ * Every write of the broadcast first takes it from the lease keeper (`settling`): fenced by the
+ * lease token, it must carry the one the database has, so no renewal may move it meanwhile.
+ */
 export class ChunkSender {
   private readonly templates = new Map<string, CompiledTemplate>()
 
   constructor(private readonly d: ChunkSenderDeps) {}
 
   async step(b: ClaimedBroadcast): Promise<Step> {
-    const { store, client, logger } = this.d
+    const { client, logger } = this.d
+    const store = this.settling(b)
     const requestId = `${b.id}:${b.cursor ?? 'start'}`
     const log = logger.child({ requestId, broadcastId: b.id })
     if (!b.projectSlug) throw new Error(`broadcast ${b.id} is sending without a project slug`)
@@ -83,9 +91,12 @@ export class ChunkSender {
     const settled = settleChunk(b.cursor, entries, results)
     for (const [outcome, n] of Object.entries(settled.tally)) this.d.metrics.emails.inc({ outcome }, n)
 
-    if (settled.limit) {
-      end({ outcome: 'limited' })
-      log.info({ limit: settled.limit, cursor: settled.cursor }, 'send limit hit; broadcast paused')
+    if (settled.pause) {
+      const limited = settled.pause === 'rate_limited' || settled.pause === 'daily_limit_exceeded'
+      end({ outcome: limited ? 'limited' : 'sender_refused' })
+      if (limited)
+        log.info({ limit: settled.pause, cursor: settled.cursor }, 'send limit hit; broadcast paused')
+      else log.warn({ code: settled.pause, cursor: settled.cursor }, 'sender refused; broadcast paused')
       return (await store.pause(b, settled.cursor, this.d.resumeMs)) ? 'paused' : 'lost'
     }
     end({ outcome: 'ok' })
@@ -93,10 +104,32 @@ export class ChunkSender {
     return this.finish(b, settled.cursor, contacts.length < size)
   }
 
+  /** The store's writes of `b`, each once `b` is out of the lease keeper. */
+  private settling(b: ClaimedBroadcast): Pick<SenderStore, 'pause' | 'release' | 'nextContacts'> {
+    const { store, leases } = this.d
+    return {
+      pause: async (...args) => {
+        await leases.release(b)
+        return store.pause(...args)
+      },
+      release: async (...args) => {
+        await leases.release(b)
+        return store.release(...args)
+      },
+      nextContacts: (...args) => store.nextContacts(...args),
+    }
+  }
+
   private async finish(b: ClaimedBroadcast, cursor: string | null, complete: boolean): Promise<Step> {
+    await this.d.leases.release(b)
+    // Sent before the write: the lease it renews began no earlier.
+    const at = performance.now()
     if (!(await this.d.store.advance(b, cursor, this.d.leaseMs, complete))) return 'lost'
     b.cursor = cursor
-    if (!complete) return 'continue'
+    if (!complete) {
+      this.d.leases.hold(b, at)
+      return 'continue'
+    }
     this.templates.delete(b.id)
     this.d.logger.info({ broadcastId: b.id }, 'broadcast sent')
     return 'sent'

@@ -115,7 +115,7 @@ export async function listContacts(
     params.push(q.audienceId)
     join = `JOIN audience_members m ON m.contact_id = c.id AND m.audience_id = $${params.length}`
   }
-  if (q.q !== undefined) {
+  if (q.q) {
     params.push(`%${likeLiteral(q.q)}%`)
     const p = `$${params.length}`
     where.push(`(c.email ILIKE ${p} OR c.first_name ILIKE ${p} OR c.last_name ILIKE ${p})`)

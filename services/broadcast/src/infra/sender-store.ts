@@ -15,6 +15,11 @@ export interface ClaimedBroadcast {
   text: string | null
   /** The last contact done with (contacts are walked in id order); null before the first. */
   cursor: string | null
+  /**
+   * The lease's end as PostgreSQL last wrote it (claim, renewal, progress): the fencing token that
+   * tells this replica's hold apart from a later claim by another one.
+   */
+  lease: string
 }
 
 export interface AudienceContact extends ContactForSend {
@@ -25,9 +30,9 @@ const ms = (n: number) => `($${n}::float8 * interval '1 millisecond')`
 
 /**
  * The sender's SQL. Every write after the claim is conditional on the broadcast still being
- * `sending` at the cursor this replica last wrote: if it was canceled, or its lease lapsed and
- * another replica moved on, the write does nothing and the caller stops (emails already handed
- * over are idempotent by key, so nothing is ever sent twice either way).
+ * `sending`, at the cursor and under the lease this replica last wrote: if it was canceled, or its
+ * lease lapsed and another replica claimed it, the write does nothing and the caller stops (emails
+ * already handed over are idempotent by key, so nothing is ever sent twice either way).
  */
 export class SenderStore {
   constructor(private readonly db: Db) {}
@@ -50,10 +55,31 @@ export class SenderStore {
        FROM due WHERE b.id = due.id
        RETURNING b.id, b.project_id AS "projectId", b.project_slug AS "projectSlug", b.audience_id AS "audienceId",
          b.mode, b.api_key_id AS "apiKeyId", b.from_address AS "from", b.subject, b.html, b.text,
-         b.cursor_contact_id AS "cursor"`,
+         b.cursor_contact_id AS "cursor", b.locked_until::text AS lease`,
       n,
       leaseMs,
     )
+  }
+
+  /**
+   * Renews the leases of the broadcasts this replica holds, in one statement, each only while it
+   * is still `sending` under this replica's lease; answers each one's new token, in order (null:
+   * lost, to a cancel, a pause or release of its own, or another replica's claim).
+   */
+  async renew(bs: ClaimedBroadcast[], leaseMs: number): Promise<Array<string | null>> {
+    if (bs.length === 0) return []
+    // By position, not id: a stale claim of a row and a fresh one are told apart.
+    const rows = await this.db.$queryRawUnsafe<Array<{ n: number; lease: string }>>(
+      `UPDATE broadcasts b SET locked_until = now() + ${ms(3)}
+       FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS v(id, lease, n)
+       WHERE b.id = v.id AND b.status = 'sending' AND b.locked_until = v.lease
+       RETURNING v.n::int AS n, b.locked_until::text AS lease`,
+      bs.map((b) => b.id),
+      bs.map((b) => b.lease),
+      leaseMs,
+    )
+    const tokens = new Map(rows.map((r) => [r.n, r.lease]))
+    return bs.map((_, i) => tokens.get(i + 1) ?? null)
   }
 
   /** The next contacts of the audience after the cursor, in contact id order (a stable walk). */
@@ -91,15 +117,20 @@ export class SenderStore {
     return this.settle(b, `resume_at = now() + ${ms(3)}, locked_until = NULL`, [delayMs])
   }
 
+  /** The write, if `b` is still this replica's; a lease it renews becomes `b`'s token. */
   private async settle(b: ClaimedBroadcast, set: string, params: unknown[]): Promise<boolean> {
-    const n = await this.db.$executeRawUnsafe(
+    const [row] = await this.db.$queryRawUnsafe<Array<{ lease: string | null }>>(
       `UPDATE broadcasts SET ${set}, updated_at = now()
-       WHERE id = $1 AND status = 'sending' AND cursor_contact_id IS NOT DISTINCT FROM $2::text`,
+       WHERE id = $1 AND status = 'sending' AND cursor_contact_id IS NOT DISTINCT FROM $2::text
+         AND locked_until = $${params.length + 3}::timestamptz
+       RETURNING locked_until::text AS lease`,
       b.id,
       b.cursor,
       ...params,
+      b.lease,
     )
-    return n === 1
+    if (row?.lease) b.lease = row.lease
+    return row !== undefined
   }
 
   /** Broadcasts started and not finished (sending or paused), for the `active` gauge. */

@@ -13,10 +13,11 @@ import { buildMessage, messageIdFor, RenderError, senderAddress, senderDomain } 
 import { type Plan, planOutcome, planUnsendable } from '../domain/outcome.js'
 import { Slots } from '../domain/slots.js'
 import type { TrackingLinks } from '../domain/transform-html.js'
-import { ClaimKeeper, claimEmails, releaseClaim } from '../infra/claim.js'
+import { claimEmails, releaseClaim } from '../infra/claim.js'
+import { ClaimKeeper } from '../infra/claim-keeper.js'
 import type { DkimKeys } from '../infra/dkim-keys.js'
 import { type AttemptRecord, type OutboxRows, recordOutcomes } from '../infra/record.js'
-import { type Relay, type Renderer, SendAborted } from '../infra/relay.js'
+import { ClaimNotHeld, type Fence, type Relay, type Renderer, SendAborted } from '../infra/relay.js'
 
 export interface DispatchDeps {
   db: Db
@@ -61,8 +62,11 @@ export function makeDispatchHandler(deps: DispatchDeps): {
     [],
     [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   )
-  // Claims are kept alive as `consume` keeps the messages: a third of the ack wait.
+  // Claims are kept alive as `consume` keeps the messages: a third of the ack wait. A final dot
+  // goes out only while the claim would outlive that much more with no refresh at all (two
+  // thirds of the ack wait since the last one that succeeded: one may fail, not two).
   const heartbeatMs = heartbeatEveryMs(secondsToNanos(deps.ackWaitSeconds))
+  const keeping = { everyMs: heartbeatMs, staleAfterMs: deps.ackWaitSeconds * 1000, fenceMs: heartbeatMs }
   // Claims and outcomes of the emails in flight are written together (group commit): one round
   // trip and one commit for many emails instead of one each (bench/README.md).
   // One write at a time unless 50 wait (GroupCommitOptions.extraSlotAt): a second concurrent claim
@@ -85,7 +89,11 @@ export function makeDispatchHandler(deps: DispatchDeps): {
     ['reason'],
   )
 
-  async function attempt(email: ClaimedEmail, log: Logger): Promise<{ plan: Plan; messageId: string }> {
+  async function attempt(
+    email: ClaimedEmail,
+    fence: Fence,
+    log: Logger,
+  ): Promise<{ plan: Plan; messageId: string }> {
     const pending = email.recipients.filter((r) => !isTerminalRecipient(r.status)).map((r) => r.address)
     let messageId = ''
     try {
@@ -113,7 +121,7 @@ export function makeDispatchHandler(deps: DispatchDeps): {
           ),
           messageId,
         }
-      const replies = pending.length ? await send(email, pending, messageId, log) : []
+      const replies = pending.length ? await send(email, pending, messageId, fence, log) : []
       const plan = planOutcome({
         attempts: email.attempts,
         alreadySent: email.sentAt !== null,
@@ -131,14 +139,14 @@ export function makeDispatchHandler(deps: DispatchDeps): {
     }
   }
 
-  async function send(email: ClaimedEmail, to: string[], messageId: string, log: Logger) {
+  async function send(email: ClaimedEmail, to: string[], messageId: string, fence: Fence, log: Logger) {
     const domain = senderDomain(email.from)
     const dkim = await deps.dkim.get(email.projectId, domain)
     if (!dkim) log.warn({ domain }, 'no usable DKIM key for the sending domain; sending unsigned')
     const rendered = await deps.renderer.render(buildMessage(email, email.content!, to, deps.links ?? null))
     const raw = dkim ? dkimSign(rendered, dkim) : rendered
     const started = performance.now()
-    const replies = await deps.relay.deliver(email.id, { from: senderAddress(email.from), to }, raw)
+    const replies = await deps.relay.deliver(email.id, { from: senderAddress(email.from), to }, raw, fence)
     deliverySeconds.observe((performance.now() - started) / 1000)
     log.debug({ messageId, replies }, 'relay answered')
     return replies
@@ -163,17 +171,23 @@ export function makeDispatchHandler(deps: DispatchDeps): {
   }
 
   /**
-   * Stopping before the message reached the relay: the claim is given back (its attempt not
-   * counted) and `null` hands the dispatch message back, so another dispatcher sends the email
-   * now. A release that cannot be written leaves the claim to go stale and be taken over, as after
-   * a crash: nothing was sent, so nothing can arrive twice either way.
+   * The message did not reach the relay, given up because the dispatcher is stopping or because
+   * the claim may no longer be ours (ClaimNotHeld): the claim is given back if it still is (its
+   * attempt not counted) and `null` hands the dispatch message back, so a dispatcher sends the
+   * email now (or, if another one holds it, looks again once that claim could be stale). A release
+   * that cannot be written leaves the claim to go stale and be taken over, as after a crash:
+   * nothing was sent, so nothing can arrive twice either way.
    */
-  async function release(email: ClaimedEmail, log: Logger): Promise<null> {
+  async function release(email: ClaimedEmail, why: SendAborted, log: Logger): Promise<null> {
+    const fenced = why instanceof ClaimNotHeld
+    const what = fenced
+      ? 'claim may no longer be ours: email not sent (final dot withheld)'
+      : 'stopping: email not sent'
     try {
       const ours = await releaseClaim(deps.pool, email)
-      log.info({ ours }, 'stopping: email not sent, claim given back')
+      log[fenced ? 'warn' : 'info']({ ours }, `${what}, claim given back if still ours`)
     } catch (err) {
-      log.warn({ err }, 'stopping: could not give the claim back; it is taken over once stale')
+      log.warn({ err }, `${what}; could not give the claim back: it is taken over once stale`)
     }
     return null
   }
@@ -181,10 +195,13 @@ export function makeDispatchHandler(deps: DispatchDeps): {
   /**
    * One email of a message: claim it, deliver it, record the outcome, then start publishing its
    * events. Answers how long to wait before the message should come back when another dispatcher
-   * holds a fresh claim on it, or null when the dispatcher stopped before sending it.
+   * holds a fresh claim on it, or null when the dispatcher stopped, or found its claim not safely
+   * its own, before sending it.
    */
   async function dispatchOne(emailId: string, seq: number): Promise<number | undefined | null> {
     const log = logger.child({ requestId: emailId, emailId, seq })
+    // Before the claim is asked for: the database stamps it later (ClaimKeeper's clock).
+    const askedAt = performance.now()
     const claim = await claims.submit(emailId)
     if (claim.kind === 'busy') {
       skipped.inc({ reason: 'busy' })
@@ -196,20 +213,23 @@ export function makeDispatchHandler(deps: DispatchDeps): {
       return undefined
     }
     const email = claim.email
-    const keeper = new ClaimKeeper(deps.pool, email, heartbeatMs, (err) =>
-      log.warn({ err }, 'could not refresh the claim'),
-    )
-    let result: Awaited<ReturnType<typeof attempt>> | null
+    const keeper = new ClaimKeeper(deps.pool, email, {
+      ...keeping,
+      askedAt,
+      onError: (err) => log.warn({ err }, 'could not refresh the claim'),
+      onLost: () => log.warn('claim no longer ours: taken over by another dispatcher, or queued again'),
+    })
+    let result: Awaited<ReturnType<typeof attempt>> | SendAborted
     try {
-      result = await attempt(email, log)
+      result = await attempt(email, () => keeper.holds(), log)
     } catch (err) {
       if (!(err instanceof SendAborted)) throw err
-      result = null
+      result = err
     } finally {
       await keeper.stop()
     }
     // After keeper.stop(): the release is fenced with the latest token.
-    if (result === null) return release(email, log)
+    if (result instanceof SendAborted) return release(email, result, log)
     const { plan, messageId } = result
     const rows = await record(email, plan, messageId, log)
     if (rows === null) {
@@ -251,7 +271,8 @@ export function makeDispatchHandler(deps: DispatchDeps): {
     const failed = results.find((r) => r.status === 'rejected')
     if (failed) throw failed.reason
     const values = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
-    // Stopping: what was not started or not sent goes to another dispatcher now.
+    // Stopping, or a claim that may no longer be ours: what was not started or not sent goes to
+    // a dispatcher now (one that finds the claim held by another looks again once it could be stale).
     if (values.includes(null)) {
       msg.nak()
       return

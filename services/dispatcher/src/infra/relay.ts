@@ -1,4 +1,4 @@
-import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { Logger, Metrics } from '@mailer/observability'
 import nodemailer from 'nodemailer'
@@ -8,10 +8,10 @@ import { RenderError } from '../domain/message.js'
 import { type RecipientReply, replyText } from '../domain/smtp-reply.js'
 import { repliesOf } from '../domain/smtp-transaction.js'
 import { type BreakerOptions, breakerOpen, relayBreaker } from './breaker.js'
-import { SendAborted, SmtpConnectionError } from './smtp/connection.js'
+import { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError } from './smtp/connection.js'
 import { SmtpPool } from './smtp/pool.js'
 
-export { SendAborted }
+export { ClaimNotHeld, type Fence, SendAborted }
 
 export interface Envelope {
   from: string
@@ -23,9 +23,11 @@ export interface Relay {
   readonly provider: 'smtp' | 'file'
   /**
    * One reply per envelope recipient; never throws for what the relay said or failed to say.
-   * Throws SendAborted once `stopSending()` was called and the message never reached the relay.
+   * Throws SendAborted once `stopSending()` was called and the message never reached the relay,
+   * and ClaimNotHeld when `fence`, asked right before the message is handed over for good (the
+   * final dot; the file's rename), said no.
    */
-  deliver(emailId: string, envelope: Envelope, raw: Buffer): Promise<RecipientReply[]>
+  deliver(emailId: string, envelope: Envelope, raw: Buffer, fence?: Fence): Promise<RecipientReply[]>
   /**
    * The dispatcher is stopping: sends not yet past their final dot are given up (SendAborted),
    * those past it still get the relay's answer.
@@ -87,18 +89,18 @@ export class SmtpRelay implements Relay {
       size: opts.poolSize,
     })
     this.breaker = relayBreaker(
-      (envelope: Envelope, raw: Buffer) => this.pool.send(envelope, raw),
+      (envelope: Envelope, raw: Buffer, fence?: Fence) => this.pool.send(envelope, raw, fence),
       opts.breaker,
       metrics,
       logger,
     )
   }
 
-  async deliver(_emailId: string, envelope: Envelope, raw: Buffer): Promise<RecipientReply[]> {
+  async deliver(_emailId: string, envelope: Envelope, raw: Buffer, fence?: Fence): Promise<RecipientReply[]> {
     // Before the breaker: an open one would answer "relay unavailable" and count an attempt.
     if (this.stopping) throw new SendAborted()
     try {
-      return repliesOf(envelope.to, await this.breaker.fire(envelope, raw))
+      return repliesOf(envelope.to, await this.breaker.fire(envelope, raw, fence))
     } catch (err) {
       if (err instanceof SendAborted) throw err
       // The relay gave no answer about this message: every recipient waits for a retry.
@@ -130,15 +132,20 @@ export class FileRelay implements Relay {
     this.dir = resolve(dir)
   }
 
-  async deliver(emailId: string, envelope: Envelope, raw: Buffer): Promise<RecipientReply[]> {
+  async deliver(emailId: string, envelope: Envelope, raw: Buffer, fence?: Fence): Promise<RecipientReply[]> {
     const path = join(this.dir, `${emailId}.eml`)
+    const tmp = `${path}.${process.pid}.tmp`
     try {
       await mkdir(this.dir, { recursive: true })
       // Written aside and renamed so a reader never sees half a message.
-      const tmp = `${path}.${process.pid}.tmp`
       await writeFile(tmp, raw)
+      if (fence && !fence()) {
+        await rm(tmp, { force: true })
+        throw new ClaimNotHeld()
+      }
       await rename(tmp, path)
     } catch (err) {
+      if (err instanceof ClaimNotHeld) throw err
       // A full or read-only disk is a transient relay problem: defer and retry.
       const text = `cannot write ${path}: ${(err as Error).message}`
       return envelope.to.map((address) => ({ address, stage: 'connection', code: null, text }))

@@ -4,6 +4,7 @@ import {
   type Caller,
   DomainsQuery,
   fail,
+  MAX_SENDING_DOMAIN_LENGTH,
   newId,
   normalizeDomainName,
   ProjectRecord,
@@ -109,6 +110,14 @@ export function serveDomains(rt: Runtime, env: DnsSettings): void {
       let row = await store.find(project.id, name)
       let created = false
       if (!row) {
+        // Checked for new domains only: one set up before this limit keeps its setup route.
+        if (name.length > MAX_SENDING_DOMAIN_LENGTH) {
+          throw fail(
+            'invalid_body',
+            `A sending domain has at most ${MAX_SENDING_DOMAIN_LENGTH} characters: its DKIM record name must fit in DNS's 253`,
+            'domain',
+          )
+        }
         const made = await createDomain(project.id, name)
         row = made.row
         created = made.created

@@ -308,6 +308,28 @@ export class DeliveryStore {
   }
 
   /**
+   * Renews the leases of the claims a replica holds (waiting in memory or being attempted), in one
+   * statement, each only while the row is still that claim's (same attempt number and lease token):
+   * one whose lease ran out and was taken again stays lost. Answers each claim's new token, in
+   * order (null: lost). A lease run out but not yet taken is renewed: nobody else has claimed it,
+   * and now nobody can. A delivery its webhook's disabling failed keeps its lease (failPending) and
+   * is renewed too, so the hand-back that follows still finds it.
+   */
+  async renew(rows: Claim[], leaseMs: number): Promise<Array<string | null>> {
+    if (rows.length === 0) return []
+    // By position, not id: a claim whose lease ran out and a later claim of the row are told apart.
+    const renewed = await this.rows<{ n: number; lease: string }>(
+      `UPDATE webhook_deliveries d SET locked_until = now() + $4::int * interval '1 millisecond'
+       FROM unnest($1::text[], $2::int[], $3::timestamptz[]) WITH ORDINALITY AS v(id, attempt, lease, n)
+       WHERE d.id = v.id AND d.attempt = v.attempt AND d.locked_until = v.lease
+       RETURNING v.n::int AS n, d.locked_until::text AS lease`,
+      [rows.map((r) => r.id), rows.map((r) => r.attempt), rows.map((r) => r.lease), leaseMs],
+    )
+    const tokens = new Map(renewed.map((r) => [r.n, r.lease]))
+    return rows.map((_, i) => tokens.get(i + 1) ?? null)
+  }
+
+  /**
    * A delivery whose webhook is gone (deleted while its event was being fanned out, so the
    * deletion did not see it): deleted, with its event's payload if no other delivery of the
    * project needs it.

@@ -39,6 +39,9 @@ class HeldClaims {
   async nextDueAt() {
     return null
   }
+  async renew(rows: Array<{ lease: string }>) {
+    return rows.map((r) => r.lease)
+  }
 }
 
 const until = async (ok: () => boolean) => {

@@ -1,16 +1,33 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { heartbeatEveryMs, secondsToNanos } from '@mailer/bus'
 import { WEBHOOK_HEADERS } from '@mailer/contracts'
+import { LeaseKeeper } from '@mailer/db'
 import type { Logger, Metrics } from '@mailer/observability'
 import { deliveryBody } from '../domain/payload.js'
 import { nextStep } from '../domain/retry-schedule.js'
 import { signatureHeader } from '../domain/signature.js'
 import { type ClaimedDelivery, type DeliveryStore, DISABLED_REASON } from './delivery-store.js'
 import type { HttpSender } from './http-sender.js'
+import { WaitingDeliveries } from './waiting-deliveries.js'
 
 /** Shortest time between two claims of one worker. */
 const CLAIM_GAP_MS = 5
 /** The `changedAt` mark of a hand-back of every project (no project id is empty). */
 const EVERY_PROJECT = ''
+/**
+ * The lease of a claimed delivery. It is renewed every third of it (heartbeatEveryMs) while the
+ * replica holds the delivery, in memory or in flight, so it only has to outlast two late renewals,
+ * not the work: a replica that dies gives its deliveries up at most this long after its last
+ * renewal, whatever the time-out and prefetch.
+ */
+export const WEBHOOK_LEASE_MS = 15_000
+const RENEW_EVERY_MS = heartbeatEveryMs(secondsToNanos(WEBHOOK_LEASE_MS / 1000))
+/**
+ * The least lease a waiting delivery must have left (as last renewed) to start: enough to reach
+ * the next renewal and one more try of it. Less means renewals are failing; started anyway, its
+ * lease could run out while it is sent and another replica send it too.
+ */
+const START_MARGIN_MS = RENEW_EVERY_MS + 2_000
 
 export interface WorkerOptions {
   schedule: readonly number[]
@@ -42,9 +59,9 @@ export interface WorkerOptions {
  */
 export class DeliveryWorker {
   private readonly inflight = new Map<string, number>()
-  /** Claimed (leased) and waiting for a slot of their webhook, oldest first, with when each was claimed. */
-  private readonly queued = new Map<string, Array<{ row: ClaimedDelivery; claimedAt: number }>>()
-  private queuedCount = 0
+  private readonly queued = new WaitingDeliveries()
+  /** Renews the leases of every delivery held, waiting in `queued` or in flight. */
+  private readonly leases: LeaseKeeper<ClaimedDelivery>
   private readonly running = new Set<Promise<void>>()
   /** Requests to endpoints waiting for their answer (each bounded by the time-out). */
   private readonly sending = new Set<Promise<unknown>>()
@@ -82,52 +99,62 @@ export class DeliveryWorker {
       [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     )
     for (const o of ['success', 'failure', 'timeout', 'blocked']) this.attempts.inc({ outcome: o }, 0)
+    this.leases = new LeaseKeeper<ClaimedDelivery>({
+      leaseMs: WEBHOOK_LEASE_MS,
+      everyMs: RENEW_EVERY_MS,
+      renew: (rows, leaseMs) => this.store.renew(rows, leaseMs),
+      onError: (err) => {
+        if (this.opts.alive())
+          this.logger.warn({ err }, 'renewing webhook delivery leases failed; will retry')
+      },
+      // A waiting delivery whose lease was lost (another replica may have it): forgotten, unsent.
+      onLost: (row) => this.queued.remove(row),
+    })
   }
 
   /**
-   * A lease outlives the wait of a prefetched delivery (at most one attempt's time-out per round
-   * of its webhook's slots ahead of it), its own attempt, and time to record the result; a crashed
-   * replica's claims come back when it ends. A result recorded too late is dropped by the lease
-   * guard in `finish`, so the worst case is a duplicate, which receivers tolerate.
+   * Leases are short and renewed while held (LeaseKeeper), so a crashed replica's claims come back
+   * soon whatever the time-out and prefetch. A result recorded after its lease was lost (renewals
+   * failing longer than the lease) is dropped by the lease guard in `finish`, so the worst case is
+   * a duplicate, which receivers tolerate.
    */
   get leaseMs(): number {
-    const rounds = 1 + Math.ceil(this.opts.prefetch / this.opts.perWebhook)
-    return this.opts.timeoutMs * rounds + 5_000
+    return this.leases.leaseMs
   }
 
   /** Deliveries held per webhook: in flight plus waiting in memory. */
   private held(): Map<string, number> {
     const held = new Map(this.inflight)
-    for (const [w, q] of this.queued) held.set(w, (held.get(w) ?? 0) + q.length)
+    for (const [w, n] of this.queued.perWebhook()) held.set(w, (held.get(w) ?? 0) + n)
     return held
   }
 
   /** Starts waiting deliveries while their webhook and the replica have free slots. */
   private pump(webhookId: string): void {
-    const q = this.queued.get(webhookId)
     while (
-      q &&
-      q.length > 0 &&
       this.running.size < this.opts.concurrency &&
       (this.inflight.get(webhookId) ?? 0) < this.opts.perWebhook
     ) {
-      const { row, claimedAt } = q.shift()!
-      this.queuedCount--
-      // Too little lease left for a whole attempt: leave it to run out and the row to be claimed
-      // again (under the same attempt number), rather than risk a second replica sending it at
-      // the same time.
-      if (Date.now() - claimedAt > this.leaseMs - this.opts.timeoutMs - 2_000) continue
+      const row = this.queued.shift(webhookId)
+      if (!row) break
+      // Too little lease left to be sure of renewing it during the attempt (renewals have been
+      // failing): leave it to run out and the row to be claimed again (under the same attempt
+      // number), rather than risk a second replica sending it at the same time.
+      if (this.leases.leftMs(row) < START_MARGIN_MS) {
+        void this.leases.release(row)
+        continue
+      }
       this.launch(row)
     }
-    if (q && q.length === 0) this.queued.delete(webhookId)
   }
 
   private pumpAll(): void {
-    for (const w of [...this.queued.keys()]) this.pump(w)
+    for (const w of this.queued.webhooks()) this.pump(w)
   }
 
   start(): void {
     this.poller = setInterval(() => this.kick(), this.opts.pollMs)
+    this.leases.start()
     this.kick()
   }
 
@@ -166,9 +193,11 @@ export class DeliveryWorker {
         if (wait > 0) await sleep(wait)
         if (this.stopped) break
         // Room for a slot's worth in flight and as many again waiting, in all and per webhook.
-        const room = this.opts.concurrency * 2 - this.running.size - this.queuedCount
+        const room = this.opts.concurrency * 2 - this.running.size - this.queued.size
         if (room <= 0) break
         this.lastClaimAt = Date.now()
+        // Sent before the claim: the lease began no earlier (the database's now() is later).
+        const claimedAt = performance.now()
         const before = this.generation
         const claimed = await this.store.claim(
           room,
@@ -183,7 +212,6 @@ export class DeliveryWorker {
           await this.giveBack(claimed, null)
           break
         }
-        const claimedAt = Date.now()
         const changed = (row: ClaimedDelivery) =>
           Math.max(this.changedAt.get(row.projectId) ?? 0, this.changedAt.get(EVERY_PROJECT) ?? 0) > before
         const stale = claimed.filter(changed)
@@ -192,10 +220,8 @@ export class DeliveryWorker {
         this.changedAt.clear()
         if (stale.length) await this.giveBack(stale, null)
         for (const row of rows) {
-          const q = this.queued.get(row.webhookId) ?? []
-          q.push({ row, claimedAt })
-          this.queued.set(row.webhookId, q)
-          this.queuedCount++
+          this.queued.push(row)
+          this.leases.hold(row, claimedAt)
         }
         this.pumpAll()
         if (rows.length < room && !this.stopped) await this.planWake()
@@ -252,6 +278,7 @@ export class DeliveryWorker {
       )
       .finally(() => {
         release()
+        void this.leases.release(row)
         this.running.delete(p)
         this.pumpAll()
         this.kick()
@@ -260,6 +287,8 @@ export class DeliveryWorker {
   }
 
   private async attempt(row: ClaimedDelivery, answered: () => void): Promise<void> {
+    // Written at once: no renewal may move the lease token under the write.
+    if (!row.enabled || row.url === null || row.secret === null) await this.leases.release(row)
     if (row.enabled === null || row.url === null || row.secret === null) {
       await this.store.remove(row.id, row.projectId)
       return
@@ -295,6 +324,8 @@ export class DeliveryWorker {
     end({ outcome: result.outcome })
     this.attempts.inc({ outcome: result.outcome })
     const step = nextStep(row.attempt, result.outcome, this.opts.schedule)
+    // Renewed up to now; the result is written with the token the last renewal left.
+    await this.leases.release(row)
     await this.store.finish(row, result, step)
     if (result.outcome === 'blocked')
       this.logger.warn({ deliveryId: row.id, webhookId: row.webhookId }, result.responseBody)
@@ -311,16 +342,7 @@ export class DeliveryWorker {
   async handBack(projectId?: string): Promise<void> {
     this.generation++
     this.changedAt.set(projectId ?? EVERY_PROJECT, this.generation)
-    const goes = (row: ClaimedDelivery) => projectId === undefined || row.projectId === projectId
-    const rows: ClaimedDelivery[] = []
-    for (const [w, q] of this.queued) {
-      const keep = q.filter((x) => !goes(x.row))
-      if (keep.length === q.length) continue
-      for (const x of q) if (goes(x.row)) rows.push(x.row)
-      this.queuedCount -= q.length - keep.length
-      if (keep.length > 0) this.queued.set(w, keep)
-      else this.queued.delete(w)
-    }
+    const rows = this.queued.takeWhere((row) => projectId === undefined || row.projectId === projectId)
     await this.giveBack(rows, projectId ?? null)
     this.kick()
   }
@@ -328,6 +350,7 @@ export class DeliveryWorker {
   /** Claimed rows back to the table unattempted; never throws (their leases run out instead). */
   private async giveBack(rows: ClaimedDelivery[], projectId: string | null): Promise<void> {
     try {
+      await this.leases.release(...rows)
       await this.store.unclaim(rows)
     } catch (err) {
       // Their leases run out instead; they are claimed again then.
@@ -345,18 +368,21 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true
     this.clearTimers()
-    const waiting = [...this.queued.values()].flat().map((q) => q.row)
-    this.queued.clear()
-    this.queuedCount = 0
-    const done = Promise.allSettled([...this.running, this.store.unclaim(waiting), this.claiming])
+    const waiting = this.queued.takeWhere()
+    const handedBack = this.leases.release(...waiting).then(() => this.store.unclaim(waiting))
+    // The attempts in flight keep their leases renewed until their results are written.
+    const done = Promise.allSettled([...this.running, handedBack, this.claiming])
     await Promise.allSettled([...this.sending])
     if (!(await this.opts.dbWaits.within(done)))
       this.logger.warn('database did not answer in time; webhook deliveries in hand are left to their leases')
+    this.leases.halt()
   }
 
+  /** The connections are gone: no more renewals either, the leases run out as a crash's do. */
   private async halt(): Promise<void> {
     this.stopped = true
     this.clearTimers()
+    this.leases.halt()
   }
 
   private clearTimers(): void {

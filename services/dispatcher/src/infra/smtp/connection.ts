@@ -13,9 +13,9 @@ import {
   withUnsentUtf8,
 } from '../../domain/smtp-transaction.js'
 import { login } from './login.js'
-import { SendAborted, SmtpConnectionError, type SmtpOptions } from './options.js'
+import { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError, type SmtpOptions } from './options.js'
 
-export { SendAborted, SmtpConnectionError, type SmtpOptions }
+export { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError, type SmtpOptions }
 
 const REPLY_LINE = /^(\d{3})([ -]?)(.*)$/
 /** A 421 among the answers of a transaction: the relay is closing the session. */
@@ -106,19 +106,20 @@ export class SmtpConnection {
   /**
    * Sends one message. Resolves with whatever the relay answered (refusals included); rejects with
    * an SmtpConnectionError when the session broke, after which the connection is unusable.
+   * `fence`, asked right before the final dot, can give the send up there (ClaimNotHeld).
    */
-  async send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SmtpTransaction> {
+  async send(envelope: { from: string; to: string[] }, raw: Buffer, fence?: Fence): Promise<SmtpTransaction> {
     if (this.failure) throw this.failure
     const from = envelopeAddress(envelope.from)
     const to = envelope.to.map(envelopeAddress)
     if (this.capabilities.has('SMTPUTF8') || ![from, ...to].some(needsUtf8))
-      return this.transaction(from, to, raw)
+      return this.transaction(from, to, raw, fence)
     const ascii = asciiEnvelope(from, to)
     if (!ascii) return { mail: NO_SMTPUTF8, rcpt: [], data: null, final: null }
-    return withUnsentUtf8(to, await this.transaction(from, ascii, raw))
+    return withUnsentUtf8(to, await this.transaction(from, ascii, raw, fence))
   }
 
-  private async transaction(from: string, to: string[], raw: Buffer): Promise<SmtpTransaction> {
+  private async transaction(from: string, to: string[], raw: Buffer, fence?: Fence) {
     this.busy = true
     this.bodySent = false
     let params = ''
@@ -143,6 +144,9 @@ export class SmtpConnection {
       if (closingReply(t)) throw new SmtpConnectionError('the relay is closing the session')
       if (t.data?.code === 354) {
         if (positive(t.mail) && t.rcpt.some(positive)) {
+          // In the same tick as the write: a claim that may no longer be ours ends the session (below)
+          // with the dot unsent, and the relay discards the transaction (RFC 5321 3.8).
+          if (fence && !fence()) throw new ClaimNotHeld()
           await this.writeMessage(raw)
           t.final = await this.take()
         } else {

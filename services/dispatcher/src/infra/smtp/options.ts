@@ -54,8 +54,28 @@ export class SmtpConnectionError extends Error {
  * Not a relay failure: the breaker does not count it.
  */
 export class SendAborted extends SmtpConnectionError {
-  constructor() {
-    super('not sent: the dispatcher is stopping')
+  constructor(message = 'not sent: the dispatcher is stopping') {
+    super(message)
     this.name = 'SendAborted'
   }
 }
+
+/**
+ * The send was given up just before the message's final dot because the email's claim may no
+ * longer be this dispatcher's: not refreshed for too long (the database out of reach, the process
+ * paused) or taken by another replica (ClaimKeeper.holds). Another replica may be sending the
+ * email, or may once the claim is stale: the dot would have made a second copy. Like SendAborted,
+ * the relay never had the message.
+ */
+export class ClaimNotHeld extends SendAborted {
+  constructor() {
+    super('not sent: the claim on the email may no longer be ours')
+    this.name = 'ClaimNotHeld'
+  }
+}
+
+/**
+ * Asked right before a message's final dot is written, in the same tick as the write: false gives
+ * the send up (ClaimNotHeld) with the dot unsent.
+ */
+export type Fence = () => boolean

@@ -1,6 +1,12 @@
 import { setMaxListeners } from 'node:events'
 import type { SmtpTransaction } from '../../domain/smtp-transaction.js'
-import { SendAborted, SmtpConnection, SmtpConnectionError, type SmtpOptions } from './connection.js'
+import {
+  type Fence,
+  SendAborted,
+  SmtpConnection,
+  SmtpConnectionError,
+  type SmtpOptions,
+} from './connection.js'
 
 interface Waiter {
   resolve: (c: SmtpConnection) => void
@@ -29,24 +35,27 @@ export class SmtpPool {
   /**
    * Sends one message on a pooled session. A session the relay closed while it sat idle fails
    * before the message went out; that send is tried once more on a fresh session. Nothing is
-   * ever sent again once its final dot went out (the relay may have the message).
+   * ever sent again once its final dot went out (the relay may have the message), nor one given
+   * up (SendAborted: stopping, or `fence` said no before the final dot).
    */
-  async send(envelope: { from: string; to: string[] }, raw: Buffer): Promise<SmtpTransaction> {
+  async send(envelope: { from: string; to: string[] }, raw: Buffer, fence?: Fence): Promise<SmtpTransaction> {
     const first = await this.acquire()
     try {
-      return await this.sendOn(first.connection, envelope, raw)
+      return await this.sendOn(first.connection, envelope, raw, fence)
     } catch (err) {
-      if (!first.reused || !(err instanceof SmtpConnectionError) || err.bodySent || this.closing) throw err
+      if (!first.reused || !(err instanceof SmtpConnectionError) || err instanceof SendAborted) throw err
+      if (err.bodySent || this.closing) throw err
     }
-    return this.sendOn((await this.acquire(true)).connection, envelope, raw)
+    return this.sendOn((await this.acquire(true)).connection, envelope, raw, fence)
   }
 
   private async sendOn(
     c: SmtpConnection,
     envelope: { from: string; to: string[] },
     raw: Buffer,
+    fence: Fence | undefined,
   ): Promise<SmtpTransaction> {
-    const t = await c.send(envelope, raw)
+    const t = await c.send(envelope, raw, fence)
     this.release(c)
     return t
   }

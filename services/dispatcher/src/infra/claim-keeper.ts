@@ -1,0 +1,107 @@
+import type { PgPool } from '@mailer/db'
+import type { ClaimedEmail } from '../domain/claimed-email.js'
+
+/**
+ * After a refresh that failed (the database out of reach or slow), the next is tried this soon,
+ * or at the usual pace if that is sooner: the claim's life runs out meanwhile, and the final dot
+ * of its message only goes out while enough of it is left (`holds`).
+ */
+const RETRY_AFTER_ERROR_MS = 1_000
+
+export interface ClaimKeeperOptions {
+  /** How often the claim is refreshed: a third of the ack wait, as `consume` keeps messages. */
+  everyMs: number
+  /** How old a claim is when another replica may take it over: the ack wait (CLAIM_SQL). */
+  staleAfterMs: number
+  /** The life the claim must have left, with no refresh at all, for the final dot to go out. */
+  fenceMs: number
+  /**
+   * performance.now() taken before the claim was asked for: `claimed_at`, the database's now()
+   * when the claim's statement started, is no earlier than that moment (but for its rounding to
+   * the millisecond it is stored with: nothing against a fence of seconds).
+   */
+  askedAt: number
+  /** A refresh found the claim no longer ours (taken over, or queued again by the email service). */
+  onLost: () => void
+  /** A refresh failed (it is tried again soon). */
+  onError: (err: unknown) => void
+}
+
+/**
+ * Keeps a claim fresh while its email is being sent, so that a send waiting behind a slow relay
+ * is never mistaken for one whose dispatcher died (a claim is taken over once it is older than
+ * the ack wait). Each refresh moves the fencing token (`claimedAt`) forward; `stop()` waits for a
+ * refresh in progress so the outcome is written with the current token.
+ *
+ * It also tells whether the claim is still safely ours (`holds`), which the relay asks right
+ * before the message's final dot, the step that cannot be taken back: a claim is ours until
+ * `staleAfterMs` after the moment its latest successful claim or refresh was asked for (the
+ * database stamped it no earlier), whatever happened since; one that a refresh found moved (taken
+ * over, or queued again by the email service) is not ours at all. Only the two clocks' rates
+ * matter, not their settings: our side is measured with the monotonic clock (the global
+ * `performance`, the same as node:perf_hooks', which tests can fake).
+ */
+export class ClaimKeeper {
+  private timer: NodeJS.Timeout | null = null
+  private pending: Promise<void> = Promise.resolve()
+  private stopped = false
+  /** performance.now() before the latest claim or refresh the database confirmed. */
+  private confirmedAt: number
+  /** A refresh found the claim no longer ours: nothing more to refresh, nothing to send. */
+  private lost = false
+
+  constructor(
+    private readonly pool: PgPool,
+    private readonly email: Pick<ClaimedEmail, 'id' | 'claimedAt'>,
+    private readonly opts: ClaimKeeperOptions,
+  ) {
+    this.confirmedAt = opts.askedAt
+    this.schedule(opts.everyMs)
+  }
+
+  /**
+   * True while the claim stays ours for at least `fenceMs` more even if no refresh succeeds from
+   * now on. Once the final dot is out, the claim's remaining life (at least `fenceMs`) and the
+   * refreshes that go on while the relay answers are what keep another replica from sending the
+   * email again before the outcome is recorded (docs/api.md, "At-least-once").
+   */
+  holds(): boolean {
+    return !this.lost && performance.now() + this.opts.fenceMs < this.confirmedAt + this.opts.staleAfterMs
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.pending = this.refresh()
+    }, ms)
+  }
+
+  private async refresh(): Promise<void> {
+    if (this.stopped) return
+    const asked = performance.now()
+    let next = this.opts.everyMs
+    try {
+      const { rows } = await this.pool.query<{ claimedAt: Date }>(
+        `UPDATE emails SET claimed_at = now() WHERE id = $1 AND status = 'sending' AND claimed_at = $2::timestamptz
+         RETURNING claimed_at AS "claimedAt"`,
+        [this.email.id, this.email.claimedAt],
+      )
+      if (!rows[0]) {
+        this.lost = true
+        this.opts.onLost()
+        return
+      }
+      this.email.claimedAt = rows[0].claimedAt
+      this.confirmedAt = asked
+    } catch (err) {
+      this.opts.onError(err)
+      next = Math.min(next, RETRY_AFTER_ERROR_MS)
+    }
+    if (!this.stopped) this.schedule(next)
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    await this.pending
+  }
+}
