@@ -84,6 +84,10 @@ describe('GET /v1/emails', () => {
     expect(await listIds('?q=100%25')).toEqual([ids.invoice])
     expect(await listIds('?q=_')).toEqual([])
     expect(await listIds('?q=%25')).toEqual([ids.invoice])
+    // A cleared search box, or a pasted term with spaces around it.
+    expect(await listIds('?q=')).toEqual(await listIds(''))
+    expect(await listIds('?q=%20%20')).toEqual(await listIds(''))
+    expect(await listIds('?q=%20invoice%0A')).toEqual([ids.invoice])
     expect(await listIds('?tag=kind:welcome')).toEqual([ids.welcome])
     // A tag key may hold a colon: split at the first one only, this tag could never be found.
     expect(await listIds('?tag=utm:source:news:2026')).toEqual([ids.reset])

@@ -285,7 +285,9 @@ export const ListEmailsQuery = pageQuery().extend({
   status: z.enum(EMAIL_STATUS_VALUES).optional(),
   to: queryAddress.optional(),
   from: queryAddress.optional(),
-  q: z.string().min(1).max(200).refine(noNul, 'q cannot contain NUL characters').optional(),
+  // Trimmed, and a blank one (a cleared search box) filters nothing, as the contacts' and
+  // templates' searches do.
+  q: z.string().trim().max(200).refine(noNul, 'q cannot contain NUL characters').optional(),
   tag: z
     .string()
     // One line of at most a 64-character key, `:` and a 256-character value.
