@@ -23,9 +23,20 @@ const missing = () =>
  * The token of `Authorization: Bearer <token>`: everything after the scheme, trimmed. No header,
  * another scheme or an empty token is `missing_api_key`; a token that is no key (spaces
  * included) is the caller's `invalid_api_key`, and the admin key may be any string.
+ *
+ * The header on more than one line is `invalid_api_key`: Node keeps only the first line of a
+ * repeated Authorization, so a request carrying a live key and a test key (a client's default
+ * header plus the caller's own) was served as whichever came first, sending for real what the
+ * caller may have meant as a test. Which key the caller meant cannot be known; none is taken.
  */
 function bearer(req: Request): string {
-  const h = req.get('authorization')
+  const lines = req.headersDistinct.authorization
+  if (lines && lines.length > 1)
+    throw new MailerError(
+      'invalid_api_key',
+      'Authorization was sent more than once; send one Authorization: Bearer <API_KEY>',
+    )
+  const h = lines?.[0]
   if (!h) throw missing()
   const m = /^\s*Bearer(?:\s+([\s\S]*))?$/i.exec(h)
   const token = m?.[1]?.trim()

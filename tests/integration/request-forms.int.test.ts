@@ -1,0 +1,69 @@
+import { request } from 'node:http'
+import { describe, expect, it } from 'vitest'
+import { createProject } from '../support/http.js'
+import { useStack } from '../support/use-stack.js'
+
+// What a client's bytes and header lines look like on the wire, beyond what fetch sends: a header
+// repeated on two lines (fetch joins them into one), a body that is not UTF-8, a byte order mark.
+const { stack, client } = useStack(['auth', 'webhook', 'gateway'])
+
+interface Answer {
+  status: number
+  body: any
+}
+
+/** One request with `headers` as given: an array value goes out as that many header lines. */
+function send(
+  method: string,
+  path: string,
+  headers: Record<string, string | string[]>,
+  body?: Buffer,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${stack.gatewayUrl}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined })
+      })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+const json = { 'content-type': 'application/json' }
+
+describe('Authorization on more than one header line', () => {
+  it('is 401 invalid_api_key, never the first key taken: a live and a test key together act as neither', async () => {
+    const p = await createProject(client, 'twice')
+    const both = await send('GET', '/v1/me', { authorization: [`Bearer ${p.live}`, `Bearer ${p.test}`] })
+    expect([both.status, both.body.error?.type, both.body.error?.code]).toEqual([
+      401,
+      'authentication_error',
+      'invalid_api_key',
+    ])
+    expect(both.body.error.message).toContain('more than once')
+    expect(both.body.error.message).not.toContain(p.live)
+    // A send with both would have been real (the live key came first): nothing is accepted.
+    const webhook = await send(
+      'POST',
+      '/v1/webhooks',
+      { ...json, authorization: [`Bearer ${p.live}`, `Bearer ${p.test}`] },
+      Buffer.from(JSON.stringify({ url: 'https://example.com/hook' })),
+    )
+    expect([webhook.status, webhook.body.error?.code]).toEqual([401, 'invalid_api_key'])
+    expect((await client.get('/v1/webhooks', p.live)).body.data).toEqual([])
+    // The same key twice, and the admin key twice, are refused the same way.
+    const same = await send('GET', '/v1/me', { authorization: [`Bearer ${p.live}`, `Bearer ${p.live}`] })
+    expect([same.status, same.body.error?.code]).toEqual([401, 'invalid_api_key'])
+    const admin = await send('GET', '/v1/admin/projects', {
+      authorization: [`Bearer ${client.admin}`, `Bearer ${client.admin}`],
+    })
+    expect([admin.status, admin.body.error?.code]).toEqual([401, 'invalid_api_key'])
+    // One line works as ever.
+    const once = await send('GET', '/v1/me', { authorization: `Bearer ${p.test}` })
+    expect([once.status, once.body.key?.mode]).toEqual([200, 'test'])
+  })
+})
