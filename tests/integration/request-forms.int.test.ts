@@ -67,3 +67,43 @@ describe('Authorization on more than one header line', () => {
     expect([once.status, once.body.key?.mode]).toEqual([200, 'test'])
   })
 })
+
+describe('body bytes', () => {
+  const admin = { ...json, authorization: `Bearer ${client.admin}` }
+
+  it('a body that is not UTF-8 is 400 invalid_body and nothing is stored, whatever charset is named', async () => {
+    // `café` in Latin-1: the é is one byte 0xE9, which no UTF-8 text holds there.
+    const latin1 = Buffer.concat([
+      Buffer.from('{"slug":"latin","name":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}'),
+    ])
+    for (const contentType of ['application/json', 'application/json; charset=iso-8859-1']) {
+      const r = await send('POST', '/v1/admin/projects', { ...admin, 'content-type': contentType }, latin1)
+      expect([r.status, r.body.error?.type, r.body.error?.code], contentType).toEqual([
+        400,
+        'validation_error',
+        'invalid_body',
+      ])
+      expect(r.body.error.message).toContain('UTF-8')
+    }
+    expect((await client.get('/v1/admin/projects/latin', client.admin)).status).toBe(404)
+    // The same name in UTF-8 is stored as sent.
+    const ok = await send('POST', '/v1/admin/projects', admin, Buffer.from('{"slug":"latin","name":"café"}'))
+    expect([ok.status, ok.body.name]).toEqual([201, 'café'])
+  })
+
+  it('a leading UTF-8 byte order mark is ignored, as RFC 8259 allows', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf])
+    const r = await send(
+      'POST',
+      '/v1/admin/projects',
+      admin,
+      Buffer.concat([bom, Buffer.from('{"slug":"bom","name":"B"}')]),
+    )
+    expect([r.status, r.body.slug, r.body.name]).toEqual([201, 'bom', 'B'])
+    // A byte order mark alone is no body.
+    const only = await send('POST', '/v1/admin/projects', admin, bom)
+    expect([only.status, only.body.error?.code]).toEqual([400, 'missing_body'])
+  })
+})
