@@ -1,4 +1,5 @@
 import { request } from 'node:http'
+import { gzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { createProject } from '../support/http.js'
 import { useStack } from '../support/use-stack.js'
@@ -9,6 +10,7 @@ const { stack, client } = useStack(['auth', 'webhook', 'gateway'])
 
 interface Answer {
   status: number
+  headers: Record<string, string | string[] | undefined>
   body: any
 }
 
@@ -25,7 +27,11 @@ function send(
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8')
-        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined })
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: text ? JSON.parse(text) : undefined,
+        })
       })
     })
     req.on('error', reject)
@@ -105,5 +111,28 @@ describe('body bytes', () => {
     // A byte order mark alone is no body.
     const only = await send('POST', '/v1/admin/projects', admin, bom)
     expect([only.status, only.body.error?.code]).toEqual([400, 'missing_body'])
+  })
+
+  it('a compressed body is inflated; a coding not taken, or bytes that do not inflate, say so', async () => {
+    const body = Buffer.from('{"slug":"zipped","name":"Z"}')
+    const gz = await send(
+      'POST',
+      '/v1/admin/projects',
+      { ...admin, 'content-encoding': 'gzip' },
+      gzipSync(body),
+    )
+    expect([gz.status, gz.body.slug]).toEqual([201, 'zipped'])
+    const zstd = await send('POST', '/v1/admin/projects', { ...admin, 'content-encoding': 'zstd' }, body)
+    expect([zstd.status, zstd.body.error?.code]).toEqual([400, 'invalid_body'])
+    expect(zstd.body.error.message).toBe(
+      "The request body's Content-Encoding is not supported: send it as is, or with one of gzip, deflate, br",
+    )
+    expect(zstd.headers['accept-encoding']).toBe('gzip, deflate, br')
+    const corrupt = await send('POST', '/v1/admin/projects', { ...admin, 'content-encoding': 'gzip' }, body)
+    expect([corrupt.status, corrupt.body.error?.code, corrupt.body.error?.message]).toEqual([
+      400,
+      'invalid_body',
+      'The request body could not be decompressed as its Content-Encoding says',
+    ])
   })
 })
