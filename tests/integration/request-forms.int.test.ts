@@ -74,6 +74,26 @@ describe('Authorization on more than one header line', () => {
   })
 })
 
+describe('no Bearer key', () => {
+  it('is 401 missing_api_key saying what was wrong, without quoting the header', async () => {
+    const p = await createProject(client, 'scheme')
+    const answer = async (authorization?: string) => {
+      const r = await client.get('/v1/me', null, authorization === undefined ? {} : { authorization })
+      expect([r.status, r.body.error?.code], authorization).toEqual([401, 'missing_api_key'])
+      expect(r.body.error.message, authorization).not.toContain(p.live)
+      return r.body.error.message
+    }
+    expect(await answer()).toBe('Missing API key: send Authorization: Bearer <API_KEY>')
+    // The key without its scheme, or under another scheme, as Basic or Token habits send it.
+    const scheme =
+      'Missing API key: Authorization must use the Bearer scheme, as Authorization: Bearer <API_KEY>'
+    expect(await answer(p.live)).toBe(scheme)
+    expect(await answer(`Basic ${Buffer.from(`${p.live}:`).toString('base64')}`)).toBe(scheme)
+    expect(await answer(`Token ${p.live}`)).toBe(scheme)
+    expect(await answer('Bearer   ')).toBe('Missing API key: Authorization: Bearer is followed by no key')
+  })
+})
+
 describe('body bytes', () => {
   const admin = { ...json, authorization: `Bearer ${client.admin}` }
 

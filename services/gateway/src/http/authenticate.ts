@@ -16,8 +16,21 @@ import { VerifiedKeys } from './verified-keys.js'
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest()
 
-const missing = () =>
-  new MailerError('missing_api_key', 'Missing API key: send Authorization: Bearer <API_KEY>')
+/**
+ * No Bearer key, in the three forms a caller gets wrong, each told what was wrong: no header at
+ * all, a header of another scheme (a bare key, `Basic`, `Token`: the code stays
+ * `missing_api_key`, interface.md's "no Bearer header"), and `Bearer` with nothing after it.
+ * The header's text is never quoted back: it may be a key.
+ */
+const missing = (why: 'none' | 'scheme' | 'empty' = 'none') =>
+  new MailerError(
+    'missing_api_key',
+    {
+      none: 'Missing API key: send Authorization: Bearer <API_KEY>',
+      scheme: 'Missing API key: Authorization must use the Bearer scheme, as Authorization: Bearer <API_KEY>',
+      empty: 'Missing API key: Authorization: Bearer is followed by no key',
+    }[why],
+  )
 
 /**
  * The token of `Authorization: Bearer <token>`: everything after the scheme, trimmed. No header,
@@ -39,8 +52,9 @@ function bearer(req: Request): string {
   const h = lines?.[0]
   if (!h) throw missing()
   const m = /^\s*Bearer(?:\s+([\s\S]*))?$/i.exec(h)
-  const token = m?.[1]?.trim()
-  if (!token) throw missing()
+  if (!m) throw missing('scheme')
+  const token = m[1]?.trim()
+  if (!token) throw missing('empty')
   return token
 }
 
