@@ -94,6 +94,27 @@ describe('no Bearer key', () => {
   })
 })
 
+describe('the admin key on a project route', () => {
+  it('is 401 invalid_api_key, saying where the admin key works', async () => {
+    const admin = await client.get('/v1/me', client.admin)
+    expect([admin.status, admin.body.error?.type, admin.body.error?.code]).toEqual([
+      401,
+      'authentication_error',
+      'invalid_api_key',
+    ])
+    expect(admin.body.error.message).toBe(
+      'The admin key works only on /v1/admin routes; act on a project at /v1/admin/projects/:slug/..., or send a project API key',
+    )
+    // Any other token that is no key is told no more than before.
+    const other = await client.get('/v1/me', 'not-the-admin-key')
+    expect([other.status, other.body.error?.code, other.body.error?.message]).toEqual([
+      401,
+      'invalid_api_key',
+      'Invalid API key',
+    ])
+  })
+})
+
 describe('body bytes', () => {
   const admin = { ...json, authorization: `Bearer ${client.admin}` }
 

@@ -142,6 +142,14 @@ export class Authenticator {
   /** Project routes: a valid project key. The admin key is not one (401 invalid_api_key). */
   async project(req: Request): Promise<Caller> {
     const token = bearer(req)
+    // Still 401 invalid_api_key (interface.md part 5), but an operator who sent the admin key is
+    // told where it works rather than "Invalid API key", as if it were mistyped. Only a token that
+    // is no project key is compared, and only its holder learns what it is.
+    if (!KEY_RE.test(token) && this.isAdminKey(token))
+      throw new MailerError(
+        'invalid_api_key',
+        'The admin key works only on /v1/admin routes; act on a project at /v1/admin/projects/:slug/..., or send a project API key',
+      )
     const v = await this.verify(token, req.requestId)
     return { requestId: req.requestId, via: 'api', project: v.project, apiKeyId: v.key.id, mode: v.key.mode }
   }
