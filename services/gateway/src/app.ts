@@ -1,7 +1,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { ensureStream, type Runtime, startRuntime } from '@mailer/bus'
-import { MailerError, ROUTES, STREAMS } from '@mailer/contracts'
+import { ROUTES, STREAMS } from '@mailer/contracts'
 import { linksFromEnv } from '@mailer/links'
 import { openApiDocument } from '@mailer/openapi'
 import express from 'express'
@@ -9,6 +9,7 @@ import { dashboardRouter } from './dashboard/index.js'
 import type { GatewayEnv } from './env.js'
 import { AllowedMethods, withoutAutoOptions } from './http/allowed-methods.js'
 import { Authenticator } from './http/authenticate.js'
+import { BODY_CODINGS, bodyReadError } from './http/body-errors.js'
 import { bodyTimeout } from './http/body-timeout.js'
 import { answerClientErrors, answerExpectations } from './http/client-errors.js'
 import { HttpDrain } from './http/drain.js'
@@ -153,21 +154,12 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   })
   // Body parser failures (too large, bad encoding) and anything thrown by middleware.
   app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    const e = err as { type?: string; status?: number }
-    if (e?.type === 'entity.too.large') {
-      sendError(
-        res,
-        new MailerError('payload_too_large', `The request body is larger than ${env.MAX_BODY_BYTES} bytes`),
-        rt.logger,
-        req.requestId,
-      )
-    } else if (e?.status && e.status < 500) {
-      sendError(
-        res,
-        new MailerError('invalid_body', 'The request body could not be read'),
-        rt.logger,
-        req.requestId,
-      )
+    const e = err as { type?: string; code?: string; status?: number }
+    if (e?.status && e.status < 500) {
+      const refused = bodyReadError(e, env.MAX_BODY_BYTES)
+      // RFC 9110 12.5.3: a coding refused is answered with the ones that would have been taken.
+      if (e.type === 'encoding.unsupported') res.setHeader('Accept-Encoding', BODY_CODINGS)
+      sendError(res, refused, rt.logger, req.requestId)
     } else {
       sendError(res, err, rt.logger, req.requestId)
     }

@@ -16,20 +16,45 @@ import { VerifiedKeys } from './verified-keys.js'
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest()
 
-const missing = () =>
-  new MailerError('missing_api_key', 'Missing API key: send Authorization: Bearer <API_KEY>')
+/**
+ * No Bearer key, in the three forms a caller gets wrong, each told what was wrong: no header at
+ * all, a header of another scheme (a bare key, `Basic`, `Token`: the code stays
+ * `missing_api_key`, interface.md's "no Bearer header"), and `Bearer` with nothing after it.
+ * The header's text is never quoted back: it may be a key.
+ */
+const missing = (why: 'none' | 'scheme' | 'empty' = 'none') =>
+  new MailerError(
+    'missing_api_key',
+    {
+      none: 'Missing API key: send Authorization: Bearer <API_KEY>',
+      scheme: 'Missing API key: Authorization must use the Bearer scheme, as Authorization: Bearer <API_KEY>',
+      empty: 'Missing API key: Authorization: Bearer is followed by no key',
+    }[why],
+  )
 
 /**
  * The token of `Authorization: Bearer <token>`: everything after the scheme, trimmed. No header,
  * another scheme or an empty token is `missing_api_key`; a token that is no key (spaces
  * included) is the caller's `invalid_api_key`, and the admin key may be any string.
+ *
+ * The header on more than one line is `invalid_api_key`: Node keeps only the first line of a
+ * repeated Authorization, so a request carrying a live key and a test key (a client's default
+ * header plus the caller's own) was served as whichever came first, sending for real what the
+ * caller may have meant as a test. Which key the caller meant cannot be known; none is taken.
  */
 function bearer(req: Request): string {
-  const h = req.get('authorization')
+  const lines = req.headersDistinct.authorization
+  if (lines && lines.length > 1)
+    throw new MailerError(
+      'invalid_api_key',
+      'Authorization was sent more than once; send one Authorization: Bearer <API_KEY>',
+    )
+  const h = lines?.[0]
   if (!h) throw missing()
   const m = /^\s*Bearer(?:\s+([\s\S]*))?$/i.exec(h)
-  const token = m?.[1]?.trim()
-  if (!token) throw missing()
+  if (!m) throw missing('scheme')
+  const token = m[1]?.trim()
+  if (!token) throw missing('empty')
   return token
 }
 
@@ -117,6 +142,14 @@ export class Authenticator {
   /** Project routes: a valid project key. The admin key is not one (401 invalid_api_key). */
   async project(req: Request): Promise<Caller> {
     const token = bearer(req)
+    // Still 401 invalid_api_key (interface.md part 5), but an operator who sent the admin key is
+    // told where it works rather than "Invalid API key", as if it were mistyped. Only a token that
+    // is no project key is compared, and only its holder learns what it is.
+    if (!KEY_RE.test(token) && this.isAdminKey(token))
+      throw new MailerError(
+        'invalid_api_key',
+        'The admin key works only on /v1/admin routes; act on a project at /v1/admin/projects/:slug/..., or send a project API key',
+      )
     const v = await this.verify(token, req.requestId)
     return { requestId: req.requestId, via: 'api', project: v.project, apiKeyId: v.key.id, mode: v.key.mode }
   }
