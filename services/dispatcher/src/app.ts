@@ -6,6 +6,7 @@ import {
   Outbox,
   type Runtime,
   secondsToNanos,
+  shutdownPlan,
   startRuntime,
 } from '@mailer/bus'
 import { CONSUMERS, DomainsInvalidation, STREAMS, SUBJECTS } from '@mailer/contracts'
@@ -85,6 +86,7 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
     },
     concurrency: env.DISPATCH_CONCURRENCY,
     ackWaitSeconds: env.DISPATCH_ACK_WAIT_SECONDS,
+    drainMs: shutdownPlan(env.SHUTDOWN_TIMEOUT_SECONDS).drainMs,
     logger: rt.logger,
     metrics: rt.metrics,
   })

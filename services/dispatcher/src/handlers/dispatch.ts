@@ -34,13 +34,19 @@ export interface DispatchDeps {
   concurrency: number
   /** JetStream ack wait; also the age at which a `sending` claim is taken over. */
   ackWaitSeconds: number
+  /**
+   * How long a drain lets handlers run once `stop()` is called (shutdownPlan's drainMs): outcome
+   * writes that keep failing are given up by then, so a stopping dispatcher exits in time.
+   */
+  drainMs: number
   logger: Logger
   metrics: Metrics
 }
 
-// Waits between tries to write an attempt's outcome. Giving up leaves the claim to go stale and
-// the email to be sent again, so it is worth waiting out a short database hiccup.
-const RECORD_RETRY_MS = [250, 500, 1_000, 2_000, 4_000]
+// Waits between tries to write an attempt's outcome, the last one repeated: the relay has the
+// message, and giving up leaves the claim to go stale and the email to be sent again, so the write
+// is tried for as long as the claim can still be ours (record()), a database outage of any length.
+const RECORD_RETRY_MS = [250, 500, 1_000, 2_000]
 
 /**
  * Handles the messages of the EMAILS stream. Each names one or more emails; for each, in one of
@@ -83,6 +89,8 @@ export function makeDispatchHandler(deps: DispatchDeps): {
     extraSlotAt: 50,
   })
   const slots = new Slots(deps.concurrency)
+  /** performance.now() by which a stopping dispatcher gives up writing outcomes; null: running. */
+  let giveUpAt: number | null = null
   const skipped = metrics.counter(
     'dispatch_skipped_total',
     'Emails named by dispatch messages with nothing to do, by reason',
@@ -152,19 +160,39 @@ export function makeDispatchHandler(deps: DispatchDeps): {
     return replies
   }
 
+  /**
+   * Writes the outcome of an attempt the relay answered. The relay has the message, so a write
+   * that fails is tried again for as long as the claim can still be ours: the keeper goes on
+   * refreshing it between tries (never under one: `finish`), so the claim outlives an outage of
+   * the database and each try is fenced with the latest token. Given up only when a refresh found
+   * the claim moved (another dispatcher holds it: no write of ours can land) or when a stopping
+   * dispatcher reaches its drain's deadline (the claim then goes stale and is taken over, as a
+   * crash's would).
+   */
   async function record(
     email: ClaimedEmail,
     plan: Plan,
     messageId: string,
+    keeper: ClaimKeeper,
     log: Logger,
   ): Promise<OutboxRows | null> {
     for (let i = 0; ; i++) {
       try {
-        return await outcomes.submit({ email, plan, messageId })
+        return await keeper.finish(() => outcomes.submit({ email, plan, messageId }))
       } catch (err) {
-        const wait = RECORD_RETRY_MS[i]
-        if (wait === undefined) throw err
-        log.warn({ err, retryInMs: wait }, 'could not record the delivery outcome; retrying')
+        const wait = RECORD_RETRY_MS[Math.min(i, RECORD_RETRY_MS.length - 1)]!
+        if (keeper.isLost()) {
+          log.error(
+            { err },
+            'could not record the delivery outcome and the claim is no longer ours; giving up',
+          )
+          throw err
+        }
+        if (giveUpAt !== null && performance.now() + wait >= giveUpAt) {
+          log.error({ err }, 'could not record the delivery outcome before the drain ends; giving up')
+          throw err
+        }
+        log.warn({ err, retryInMs: wait, tries: i + 1 }, 'could not record the delivery outcome; retrying')
         await sleep(wait)
       }
     }
@@ -220,18 +248,25 @@ export function makeDispatchHandler(deps: DispatchDeps): {
       onLost: () => log.warn('claim no longer ours: taken over by another dispatcher, or queued again'),
     })
     let result: Awaited<ReturnType<typeof attempt>> | SendAborted
+    let rows: OutboxRows | null
     try {
-      result = await attempt(email, () => keeper.holds(), log)
-    } catch (err) {
-      if (!(err instanceof SendAborted)) throw err
-      result = err
+      try {
+        result = await attempt(email, () => keeper.holds(), log)
+      } catch (err) {
+        if (!(err instanceof SendAborted)) throw err
+        result = err
+      }
+      if (result instanceof SendAborted) {
+        // After keeper.stop(): the release is fenced with the latest token.
+        await keeper.stop()
+        return release(email, result, log)
+      }
+      // The keeper runs on through the outcome's write and its retries (record).
+      rows = await record(email, result.plan, result.messageId, keeper, log)
     } finally {
       await keeper.stop()
     }
-    // After keeper.stop(): the release is fenced with the latest token.
-    if (result instanceof SendAborted) return release(email, result, log)
-    const { plan, messageId } = result
-    const rows = await record(email, plan, messageId, log)
+    const { plan } = result
     if (rows === null) {
       log.warn('claim was taken over by another dispatcher; outcome not recorded')
       return undefined
@@ -287,9 +322,11 @@ export function makeDispatchHandler(deps: DispatchDeps): {
      * Emails not yet started are left to the message's redelivery; sends that have not written
      * their final dot are given up and their claims given back; those past it wait for the
      * relay's answer (at most SMTP_TIMEOUT_SECONDS, within the drain: env.ts) and are recorded,
-     * since the relay may have the message and another dispatcher would send it again.
+     * since the relay may have the message and another dispatcher would send it again; an outcome
+     * write still failing is tried until the drain's deadline (`drainMs` from now), then given up.
      */
     stop: () => {
+      giveUpAt ??= performance.now() + deps.drainMs
       slots.close()
       deps.relay.stopSending()
     },

@@ -110,4 +110,41 @@ describe('ClaimKeeper', () => {
     expect(k.holds()).toBe(false)
     await k.stop()
   })
+
+  it('runs no refresh under the final write, and refreshes between failed writes until one lands', async () => {
+    let answer: 'ok' | 'error' = 'ok'
+    const { pool, calls } = fakePool(() => answer)
+    const start = performance.now()
+    const { k, email } = keeper(pool, start)
+    // A write in flight from 9 s to 14 s: the refresh due at 10 s waits for it, then runs at once.
+    await vi.advanceTimersByTimeAsync(9_000)
+    const failing = k.finish(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5_000))
+      throw new Error('statement timeout')
+    })
+    const settled = failing.catch((err: Error) => err.message)
+    await vi.advanceTimersByTimeAsync(4_999)
+    expect(calls).toHaveLength(0)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(await settled).toBe('statement timeout')
+    expect(calls.map((t) => t - start)).toEqual([14_000])
+    // The next try reads the token that refresh moved; once it lands the keeper stops for good.
+    const tokens: Date[] = []
+    expect(await k.finish(async () => tokens.push(email.claimedAt))).toBe(1)
+    expect(tokens[0]!.getTime()).toBeGreaterThan(0)
+    answer = 'error'
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(calls).toHaveLength(1)
+    expect(k.isLost()).toBe(false)
+    await k.stop()
+  })
+
+  it('tells the writer a claim a refresh found moved is lost', async () => {
+    const { pool } = fakePool(() => 'gone')
+    const { k } = keeper(pool)
+    await expect(k.finish(async () => Promise.reject(new Error('down')))).rejects.toThrow('down')
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect(k.isLost()).toBe(true)
+    await k.stop()
+  })
 })

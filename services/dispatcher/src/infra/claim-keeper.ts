@@ -31,7 +31,8 @@ export interface ClaimKeeperOptions {
  * Keeps a claim fresh while its email is being sent, so that a send waiting behind a slow relay
  * is never mistaken for one whose dispatcher died (a claim is taken over once it is older than
  * the ack wait). Each refresh moves the fencing token (`claimedAt`) forward; `stop()` waits for a
- * refresh in progress so the outcome is written with the current token.
+ * refresh in progress so a release is written with the current token, and the outcome's write
+ * goes through `finish`, which keeps refreshing the claim between its failed tries.
  *
  * It also tells whether the claim is still safely ours (`holds`), which the relay asks right
  * before the message's final dot, the step that cannot be taken back: a claim is ours until
@@ -49,6 +50,9 @@ export class ClaimKeeper {
   private confirmedAt: number
   /** A refresh found the claim no longer ours: nothing more to refresh, nothing to send. */
   private lost = false
+  /** The outcome's write is in flight (`finish`): a refresh falling due waits for it (`due`). */
+  private writing = false
+  private due = false
 
   constructor(
     private readonly pool: PgPool,
@@ -69,9 +73,41 @@ export class ClaimKeeper {
     return !this.lost && performance.now() + this.opts.fenceMs < this.confirmedAt + this.opts.staleAfterMs
   }
 
+  /** A refresh found the claim moved (taken over, or queued again): no write with it can land. */
+  isLost(): boolean {
+    return this.lost
+  }
+
+  /**
+   * Runs the write that ends the claim (the outcome, fenced by `claimedAt`) with no refresh under
+   * it: a refresh committed while the write is in flight would move the token and the write would
+   * find the claim "taken over". It waits for a refresh in progress, so the write reads the latest
+   * token. Written (or found not ours), the keeper stops: no statement more than the write. Failed
+   * (the database out of reach), refreshes resume, one that fell due meanwhile at once, so the
+   * claim stays alive for the write's next try (docs/api.md, "At-least-once").
+   */
+  async finish<T>(write: () => Promise<T>): Promise<T> {
+    this.writing = true
+    try {
+      await this.pending
+      const out = await write()
+      this.stopped = true
+      if (this.timer) clearTimeout(this.timer)
+      return out
+    } catch (err) {
+      this.writing = false
+      if (this.due && !this.stopped && !this.lost) {
+        this.due = false
+        this.pending = this.refresh()
+      }
+      throw err
+    }
+  }
+
   private schedule(ms: number): void {
     this.timer = setTimeout(() => {
-      this.pending = this.refresh()
+      if (this.writing) this.due = true
+      else this.pending = this.refresh()
     }, ms)
   }
 
