@@ -37,12 +37,15 @@ function slowRequest(head: string, chunks: string[], gapMs: number): Promise<str
   })
 }
 
+// The bodies below are an authenticated caller's: only those are read (an unauthenticated one is
+// refused from its headers, and its connection closed, without waiting for its body).
 describe('a request that stops arriving', () => {
   it('a body shorter than its Content-Length is 408 request_timeout with its own request id', async () => {
     const r = await rawExchange(
       port,
-      'POST /v1/emails HTTP/1.1\r\nHost: x\r\nX-Request-Id: rid-stalled\r\nContent-Type: application/json\r\n' +
-        'Content-Length: 100\r\n\r\n{"to":"a@example.com"',
+      `POST /v1/admin/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_KEY}\r\n` +
+        'X-Request-Id: rid-stalled\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 100\r\n\r\n{"slug":"stalled"',
     )
     expect(r.statusLine, r.raw).toBe('HTTP/1.1 408 Request Timeout')
     expect(r.headers).toMatchObject({
@@ -59,7 +62,8 @@ describe('a request that stops arriving', () => {
   it('a chunked body that stops before its last chunk is 408 too', async () => {
     const r = await rawExchange(
       port,
-      'POST /v1/emails HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"to"\r\n',
+      `POST /v1/admin/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_KEY}\r\n` +
+        'Transfer-Encoding: chunked\r\n\r\n5\r\n{"to"\r\n',
     )
     expect(r.statusLine, r.raw).toBe('HTTP/1.1 408 Request Timeout')
     expect(JSON.parse(r.body).error.code).toBe('request_timeout')

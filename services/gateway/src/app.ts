@@ -16,6 +16,7 @@ import { HttpDrain } from './http/drain.js'
 import { sendError } from './http/errors.js'
 import { httpMetrics } from './http/metrics.js'
 import { literalBadEscapes } from './http/path-escapes.js'
+import { bodyReader, closeIfBodyUnread, deferContinue } from './http/read-body.js'
 import { requestId } from './http/request-id.js'
 import { TrackingHits } from './infra/tracking-hits.js'
 import { methodNotAllowed, notFound, registerApiRoutes } from './routes/api-routes.js'
@@ -74,9 +75,12 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   // unknown Expect): JSON too.
   const refuse = answerClientErrors(server, { logger: rt.logger, count: requestMetrics.refused })
   answerExpectations(server, { logger: rt.logger, count: requestMetrics.refused })
+  deferContinue(server)
   app.use(bodyTimeout(readMs, refuse))
   app.use(literalBadEscapes)
-  app.use(express.raw({ type: () => true, limit: env.MAX_BODY_BYTES }))
+  // Bodies are read by the routes that take one, once the caller is authenticated (read-body.ts):
+  // read here, every request held up to MAX_BODY_BYTES before any key was looked at.
+  const readBody = bodyReader(env.MAX_BODY_BYTES)
 
   app.get('/health', async (_req, res) => {
     const ok = await rt.checkDb()
@@ -108,6 +112,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
     auth,
     logger: rt.logger,
     timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+    readBody,
   })
   app.use(withoutAutoOptions(router))
   // Public tracking and unsubscribe links: no key, HTML/GIF/redirect answers, not in the catalog.
@@ -120,6 +125,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
         metrics: rt.metrics,
         hits: trackingHits,
         timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+        readBody,
       }),
     ),
   )
@@ -135,6 +141,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
       logger: rt.logger,
       metrics: rt.metrics,
       onStop: rt.onStop,
+      readBody,
     }
     app.use(await dashboardRouter(deps))
   }
@@ -146,13 +153,14 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
     ...PUBLIC_LINKS,
     ...served,
   ])
-  app.use((req, res) => {
+  app.use(async (req, res) => {
     const allow = allowed.allow(req.path)
     if (allow) res.setHeader('Allow', allow)
     const err = allow ? methodNotAllowed(req.method) : notFound()
+    await closeIfBodyUnread(req, res)
     sendError(res, err, rt.logger, req.requestId)
   })
-  // Body parser failures (too large, bad encoding) and anything thrown by middleware.
+  // Anything thrown by middleware (body read failures are answered by the routes, readBody).
   app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
     const e = err as { type?: string; code?: string; status?: number }
     if (e?.status && e.status < 500) {

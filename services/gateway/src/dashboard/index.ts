@@ -6,6 +6,7 @@ import { Router } from 'express'
 import type { GatewayEnv } from '../env.js'
 import { withoutAutoOptions } from '../http/allowed-methods.js'
 import type { Authenticator } from '../http/authenticate.js'
+import type { ReadBody } from '../http/read-body.js'
 import { DashboardSignins, startSigninPrune } from '../infra/dashboard-signins.js'
 import { DashboardSignouts, startSignoutSync } from '../infra/dashboard-signouts.js'
 import { DashboardAuth } from './auth.js'
@@ -24,6 +25,7 @@ export interface DashboardDeps {
   metrics: Metrics
   /** Registers a step for shutdown (the sign-outs' reload and prune loops, the sign-ins' prune). */
   onStop(step: () => Promise<void>): void
+  readBody: ReadBody
 }
 
 /**
@@ -54,6 +56,7 @@ export async function dashboardRouter(deps: DashboardDeps): Promise<Router> {
     signouts,
     logger: deps.logger,
     metrics: deps.metrics,
+    readBody: deps.readBody,
   })
   const sync = await startSignoutSync(signouts, dashboard.revoked, deps.bus, deps.logger)
   deps.onStop(() => sync.stop())

@@ -7,6 +7,7 @@ import { signinClient } from '../domain/signin-client.js'
 import { waitText } from '../domain/wait-text.js'
 import { jsonBody } from '../http/body.js'
 import { sendError } from '../http/errors.js'
+import { type ReadBody, readBodyFirst } from '../http/read-body.js'
 import type { DashboardSignins } from '../infra/dashboard-signins.js'
 import type { DashboardSignouts } from '../infra/dashboard-signouts.js'
 import type { DashboardAuth } from './auth.js'
@@ -29,11 +30,14 @@ export function sessionRouter(deps: {
   signouts: DashboardSignouts
   logger: Logger
   metrics: Metrics
+  readBody: ReadBody
 }): Router {
   const { auth, bus, signins, signouts, logger } = deps
   const router = Router()
   const signIns = deps.metrics.counter('dashboard_signins_total', 'Dashboard sign-in attempts', ['outcome'])
-  router.post('/dashboard/api/session', async (req: Request, res: Response) => {
+  // The key comes in the body: read here, as the catalog routes read theirs after authentication.
+  const body = readBodyFirst(deps.readBody, logger)
+  router.post('/dashboard/api/session', body, async (req: Request, res: Response) => {
     try {
       auth.checkOrigin(req)
       const { key } = parseBody(SignInBody, jsonBody(req))

@@ -6,6 +6,7 @@ import type { Served } from '../http/allowed-methods.js'
 import type { Authenticator } from '../http/authenticate.js'
 import { jsonBody } from '../http/body.js'
 import { sendError } from '../http/errors.js'
+import { closeIfBodyUnread, type ReadBody } from '../http/read-body.js'
 
 export const MIRROR_PREFIX = '/v1/admin/projects/:slug'
 
@@ -21,6 +22,8 @@ export interface ForwardDeps {
   bus: Bus
   logger: Logger
   timeoutMs: number
+  /** Called once the caller is authenticated: no body is read for a refused one. */
+  readBody: ReadBody
 }
 
 /**
@@ -35,15 +38,21 @@ function givenTwice(header: string): MailerError {
 }
 
 /**
- * The handler of one catalog route: authenticate, then forward a RouteRequest to the owning
- * service's subject and answer its result. Also used by the dashboard's session-authenticated
+ * The handler of one catalog route: authenticate from the headers, read the body (only then, so
+ * an unauthenticated caller's body is never held and its 100 Continue never sent), then forward a
+ * RouteRequest to the owning service's subject and answer its result. Also used by the dashboard's session-authenticated
  * copies of the admin routes.
  */
 export const forwardRoute =
   (def: RouteDef, authenticate: (req: Request) => Promise<Caller>, deps: ForwardDeps) =>
   async (req: Request, res: Response) => {
+    // A refusal before the body is read closes the connection unless it all came (read-body.ts);
+    // one while reading it (413, invalid_body) is answered as the body parser always was.
+    let reading = false
     try {
       const caller = await authenticate(req)
+      reading = true
+      await deps.readBody(req, res)
       const params: Record<string, string> = {}
       for (const [k, v] of Object.entries(req.params))
         if (k !== 'slug' || def.auth === 'admin') params[k] = String(v)
@@ -69,6 +78,7 @@ export const forwardRoute =
       const result = await deps.bus.request(def.subject, message, { timeoutMs: deps.timeoutMs })
       res.status(successStatus(def, result)).json(result)
     } catch (err) {
+      if (!reading) await closeIfBodyUnread(req, res)
       sendError(res, err, deps.logger, req.requestId)
     }
   }

@@ -10,6 +10,7 @@ import {
   unavailablePage,
   unsubscribedPage,
 } from '../http/link-pages.js'
+import { type ReadBody, readBodyFirst } from '../http/read-body.js'
 import type { TrackingHits } from '../infra/tracking-hits.js'
 
 /** The public links (no API key, not in the route catalog). */
@@ -28,6 +29,7 @@ interface Deps {
   /** Where opens and clicks go once the reader is answered (the TRACKING stream). */
   hits: TrackingHits
   timeoutMs: number
+  readBody: ReadBody
 }
 
 const userAgentOf = (req: Request): string | null => req.get('user-agent')?.slice(0, 1024) ?? null
@@ -99,7 +101,8 @@ export function publicLinksRouter(deps: Deps): Router {
   })
 
   // RFC 8058 one-click: mail clients POST `List-Unsubscribe=One-Click` here; the page's form does too.
-  router.post('/u/:token', async (req, res) => {
+  // The form's body is not used, but read (and its size checked) as for any POST.
+  router.post('/u/:token', readBodyFirst(deps.readBody, logger), async (req, res) => {
     const t = links.verify(tokenOf(req), 'unsubscribe')
     if (!t) return invalid(res, 'unsubscribe')
     const payload: UnsubscribeRequest = { projectId: t.projectId, contactId: t.contactId }
