@@ -6,7 +6,7 @@
  * After a renewal that failed (the database out of reach or slow), the next is tried this soon, or
  * at the usual pace if that is sooner: the leases run out meanwhile (as the dispatcher's ClaimKeeper).
  */
-const RETRY_AFTER_ERROR_MS = 1_000
+export const RETRY_AFTER_ERROR_MS = 1_000
 
 export interface Leased {
   lease: string

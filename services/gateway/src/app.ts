@@ -9,7 +9,7 @@ import { dashboardRouter } from './dashboard/index.js'
 import type { GatewayEnv } from './env.js'
 import { AllowedMethods, withoutAutoOptions } from './http/allowed-methods.js'
 import { Authenticator } from './http/authenticate.js'
-import { BODY_CODINGS, bodyReadError } from './http/body-errors.js'
+import { refuseBodyRead } from './http/body-errors.js'
 import { bodyTimeout } from './http/body-timeout.js'
 import { answerClientErrors, answerExpectations } from './http/client-errors.js'
 import { HttpDrain } from './http/drain.js'
@@ -164,10 +164,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
   app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
     const e = err as { type?: string; code?: string; status?: number }
     if (e?.status && e.status < 500) {
-      const refused = bodyReadError(e, env.MAX_BODY_BYTES)
-      // RFC 9110 12.5.3: a coding refused is answered with the ones that would have been taken.
-      if (e.type === 'encoding.unsupported') res.setHeader('Accept-Encoding', BODY_CODINGS)
-      sendError(res, refused, rt.logger, req.requestId)
+      sendError(res, refuseBodyRead(res, e, env.MAX_BODY_BYTES), rt.logger, req.requestId)
     } else {
       sendError(res, err, rt.logger, req.requestId)
     }

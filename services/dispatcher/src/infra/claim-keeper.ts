@@ -1,12 +1,9 @@
-import type { PgPool } from '@mailer/db'
+import { type PgPool, RETRY_AFTER_ERROR_MS } from '@mailer/db'
 import type { ClaimedEmail } from '../domain/claimed-email.js'
 
-/**
- * After a refresh that failed (the database out of reach or slow), the next is tried this soon,
- * or at the usual pace if that is sooner: the claim's life runs out meanwhile, and the final dot
- * of its message only goes out while enough of it is left (`holds`).
- */
-const RETRY_AFTER_ERROR_MS = 1_000
+// After a refresh that failed, the next is tried within RETRY_AFTER_ERROR_MS, the pace of the
+// leases' renewals (LeaseKeeper): the claim's life runs out meanwhile, and the final dot of its
+// message only goes out while enough of it is left (`holds`).
 
 export interface ClaimKeeperOptions {
   /** How often the claim is refreshed: a third of the ack wait, as `consume` keeps messages. */

@@ -1,4 +1,5 @@
 import { MailerError } from '@mailer/contracts'
+import type { Response } from 'express'
 
 /** The content codings the body parser inflates (RFC 9110 8.4.1); anything else it refuses. */
 export const BODY_CODINGS = 'gzip, deflate, br'
@@ -24,4 +25,17 @@ export function bodyReadError(err: { type?: string; code?: string }, maxBodyByte
       'The request body could not be decompressed as its Content-Encoding says',
     )
   return new MailerError('invalid_body', 'The request body could not be read')
+}
+
+/**
+ * The answer to a body that could not be read: its error, and for a coding refused the
+ * `Accept-Encoding` of the ones that would have been taken (RFC 9110 12.5.3).
+ */
+export function refuseBodyRead(
+  res: Response,
+  err: { type?: string; code?: string },
+  maxBodyBytes: number,
+): MailerError {
+  if (err.type === 'encoding.unsupported') res.setHeader('Accept-Encoding', BODY_CODINGS)
+  return bodyReadError(err, maxBodyBytes)
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Logger } from '@mailer/observability'
 import express, { type NextFunction, type Request, type Response } from 'express'
-import { BODY_CODINGS, bodyReadError } from './body-errors.js'
+import { refuseBodyRead } from './body-errors.js'
 import { sendError } from './errors.js'
 
 /** Reads the request body into `req.body` (a Buffer), or rejects with the contract's error. */
@@ -46,9 +46,7 @@ export function bodyReader(maxBytes: number): ReadBody {
         if (!err) return resolve()
         const e = err as { type?: string; code?: string; status?: number }
         if (!e.status || e.status >= 500) return reject(err)
-        // RFC 9110 12.5.3: a coding refused is answered with the ones that would have been taken.
-        if (e.type === 'encoding.unsupported') res.setHeader('Accept-Encoding', BODY_CODINGS)
-        reject(bodyReadError(e, maxBytes))
+        reject(refuseBodyRead(res, e, maxBytes))
       })
     })
 }
