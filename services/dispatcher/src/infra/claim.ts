@@ -1,6 +1,7 @@
 import type { PgPool } from '@mailer/db'
 import type { RecipientStatus } from '@mailer/email-core'
 import { type ClaimedEmail, releasedStatus } from '../domain/claimed-email.js'
+import { claimableSql } from './claim-conditions.js'
 
 export type ClaimResult =
   | { kind: 'claimed'; email: ClaimedEmail }
@@ -38,13 +39,11 @@ interface ClaimRow {
 // One round trip: take the email (a queued or deferred one whose retry is due and published, or
 // a `sending` one whose dispatcher died: its claim is older than the ack wait) and read what is
 // needed to send it. The row lock makes the claim exclusive across replicas.
+// The state test is a CASE so that the rows are found by primary key only (claim-conditions.ts).
 const CLAIM_SQL = `
 WITH claimed AS (
   UPDATE emails SET status = 'sending', claimed_at = now(), attempts = attempts + 1
-  WHERE id = ANY($1::text[]) AND (
-    (status IN ('queued', 'deferred') AND next_attempt_at IS NULL)
-    OR (status = 'sending' AND claimed_at < now() - make_interval(secs => $2::float8))
-  )
+  WHERE id = ANY($1::text[]) AND ${claimableSql('$2')}
   RETURNING id, project_id, mode, from_address, reply_to, "to", cc, bcc, subject, tags, track_opens,
             track_clicks, attempts, claimed_at, sent_at, created_at, scheduled_at
 )

@@ -3,6 +3,7 @@ import { jsonColumn, type PgPool } from '@mailer/db'
 import { buildEvent, type EmailSummary, eventGroupsCte, eventMessage, timelineRow } from '@mailer/email-core'
 import type { ClaimedEmail } from '../domain/claimed-email.js'
 import type { Plan } from '../domain/outcome.js'
+import { claimHeldSql } from './claim-conditions.js'
 
 export type OutboxRows = OutboxRow[]
 
@@ -11,10 +12,12 @@ export type OutboxRows = OutboxRow[]
  * - first the emails' rows are locked in id order (`l`), the order the tracking consumer's group
  *   write locks them in (services/email/src/infra/tracking-store.ts): updated in the parameter's
  *   order, an outcome write and an open of the same two emails could each hold one row and wait
- *   for the other until PostgreSQL broke the deadlock a second later, failing one of them;
- * - the emails, guarded by the claim (status and claimed_at): a dispatcher that lost its claim to
- *   another replica writes nothing for that email, and every other row below joins `u`, the
- *   emails actually updated;
+ *   for the other until PostgreSQL broke the deadlock a second later, failing one of them. The
+ *   ids come as an array: the planner knows an array's length, not a JSON document's (it assumed
+ *   100 rows and read the whole table for them while the table was small);
+ * - the emails, by primary key through `l`, guarded by the claim (status and claimed_at, written
+ *   as claim-conditions.ts says): a dispatcher that lost its claim to another replica writes
+ *   nothing for that email, and every other row below joins `u`, the emails actually updated;
  * - their recipients;
  * - new suppressions, in address order so two concurrent writes never take the same rows in
  *   opposite orders; one that exists is kept as it is (a complaint or manual entry is never
@@ -25,8 +28,7 @@ export type OutboxRows = OutboxRow[]
  */
 const RECORD_SQL = `
 WITH l AS (
-  SELECT e.id FROM emails e
-  WHERE e.id IN (SELECT v.id FROM jsonb_to_recordset($1::jsonb) AS v(id text))
+  SELECT e.id FROM emails e WHERE e.id = ANY($14::text[])
   ORDER BY e.id FOR NO KEY UPDATE
 ), u AS (
   UPDATE emails e SET
@@ -38,10 +40,9 @@ WITH l AS (
     failed_at = CASE WHEN v.failed THEN COALESCE(e.failed_at, v.at) ELSE e.failed_at END,
     message_id = CASE WHEN v.sent THEN v.message_id ELSE e.message_id END,
     last_error = COALESCE(v.last_error, e.last_error)
-  FROM jsonb_to_recordset($1::jsonb) AS v(id text, status text, next_attempt_at timestamptz, sent boolean,
-    at timestamptz, failed boolean, message_id text, last_error text, claimed_at timestamptz)
-  JOIN l ON l.id = v.id
-  WHERE e.id = v.id AND e.status = 'sending' AND e.claimed_at = v.claimed_at
+  FROM l JOIN jsonb_to_recordset($1::jsonb) AS v(id text, status text, next_attempt_at timestamptz, sent boolean,
+    at timestamptz, failed boolean, message_id text, last_error text, claimed_at timestamptz) ON v.id = l.id
+  WHERE e.id = l.id AND ${claimHeldSql('e', 'v.claimed_at')}
   RETURNING e.id
 ), r AS (
   UPDATE email_recipients r SET
@@ -140,6 +141,7 @@ export async function recordOutcomes(
     suppress.map((x) => x.e),
     JSON.stringify(timeline),
     JSON.stringify(messages),
+    records.map((r) => r.email.id),
   ])
   const ours = new Set(jsonColumn<string[]>(row?.ours ?? []))
   const out: Array<OutboxRows | null> = records.map((r) => (ours.has(r.email.id) ? [] : null))

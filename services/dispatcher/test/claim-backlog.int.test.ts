@@ -1,0 +1,145 @@
+import { createPgPool, type PgPool } from '@mailer/db'
+import { useTestEnv } from '@mailer/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Plan } from '../src/domain/outcome.js'
+import { claimEmails } from '../src/infra/claim.js'
+import { recordOutcomes } from '../src/infra/record.js'
+
+// A backlog must not make each claim and outcome write slower: they find their emails by
+// primary key, whatever the planner's statistics say (claim-conditions.ts). The statistics here
+// are what a busy table has while a broadcast's backlog builds: analyzed when nothing was
+// pending, not since (autovacuum off on the table, as a big table's 10 % threshold would be).
+// Work is counted in buffer pages read per statement (EXPLAIN ANALYZE BUFFERS), not in time.
+const te = useTestEnv()
+const HISTORY = 30_000
+const BACKLOG = 30_000
+let pool: PgPool
+
+/** What one statement did, run under EXPLAIN (ANALYZE, BUFFERS) and rolled back. */
+interface Measured {
+  /** Buffer pages it touched. */
+  pages: number
+  /** How it read the emails table: `<node type> <index>` per scan of it. */
+  emailScans: string[]
+  plan: string
+}
+
+interface PlanNode {
+  'Node Type': string
+  'Relation Name'?: string
+  'Index Name'?: string
+  Plans?: PlanNode[]
+}
+
+function scansOf(node: PlanNode, table: string, out: string[] = []): string[] {
+  // Bitmap index scans name their index but not their table: counted by the index's name.
+  if (node['Relation Name'] === table || node['Index Name']?.startsWith(`${table}_`))
+    out.push(`${node['Node Type']} ${node['Index Name'] ?? ''}`.trim())
+  for (const p of node.Plans ?? []) scansOf(p, table, out)
+  return out
+}
+
+/** A pool that first measures each statement (rolled back), then runs it for real. */
+function measuringPool(into: Measured[]): PgPool {
+  return {
+    query: async (text: string, values: unknown[]) => {
+      const c = await pool.connect()
+      try {
+        await c.query('BEGIN')
+        const { rows } = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values)
+        const top = rows[0]['QUERY PLAN'][0].Plan
+        into.push({
+          pages: top['Shared Hit Blocks'] + top['Shared Read Blocks'],
+          emailScans: scansOf(top, 'emails').filter((s) => !s.startsWith('ModifyTable')),
+          plan: JSON.stringify(rows[0]['QUERY PLAN']),
+        })
+      } finally {
+        await c.query('ROLLBACK').catch(() => undefined)
+        c.release()
+      }
+      return pool.query(text, values)
+    },
+  } as unknown as PgPool
+}
+
+const id = (kind: string, n: number) => `email_${kind}_${String(n).padStart(8, '0')}`
+
+beforeAll(async () => {
+  pool = createPgPool(te.databaseUrl, { max: 4 })
+  await pool.query('ALTER TABLE emails SET (autovacuum_enabled = false)')
+  await pool.query(
+    `INSERT INTO emails (id, project_id, mode, source, status, from_address, subject, delivered_at)
+     SELECT 'email_old_' || lpad(g::text, 8, '0'), 'proj_1', 'live', 'api', 'delivered', 'a@example.com', 's', now()
+     FROM generate_series(1, $1::int) g`,
+    [HISTORY],
+  )
+  await pool.query('ANALYZE emails')
+  await pool.query(
+    `INSERT INTO emails (id, project_id, mode, source, status, from_address, subject)
+     SELECT 'email_new_' || lpad(g::text, 8, '0'), 'proj_1', 'live', 'api', 'queued', 'a@example.com', 's'
+     FROM generate_series(1, $1::int) g`,
+    [BACKLOG],
+  )
+  await pool.query(
+    `INSERT INTO email_recipients (email_id, address, kind, status)
+     SELECT 'email_new_' || lpad(g::text, 8, '0'), 'to@example.com', 'to', 'queued' FROM generate_series(1, $1::int) g`,
+    [BACKLOG],
+  )
+}, 120_000)
+
+afterAll(async () => {
+  await pool?.end()
+})
+
+describe('claims and outcomes under a backlog', () => {
+  it('claiming ten emails reads a few pages per email, not the backlog', async () => {
+    const measured: Measured[] = []
+    const ids = Array.from({ length: 10 }, (_, i) => id('new', 1_000 + i))
+    const results = await claimEmails(measuringPool(measured), ids, 30)
+    expect(results.map((r) => r.kind)).toEqual(ids.map(() => 'claimed'))
+    // By primary key: about twenty pages per email (mostly the new index entries of its row).
+    expect(measured[0]?.pages, measured[0]?.plan).toBeLessThan(400)
+    expect(measured[0]?.emailScans).toEqual(['Index Scan emails_pkey'])
+  })
+
+  it("an outcome write reads a few pages per email, not the table's", async () => {
+    const ids = Array.from({ length: 10 }, (_, i) => id('new', 2_000 + i))
+    const claimed = await claimEmails(pool, ids, 30)
+    const measured: Measured[] = []
+    const at = new Date()
+    const records = claimed.map((c) => {
+      if (c.kind !== 'claimed') throw new Error(`not claimed: ${c.kind}`)
+      const plan: Plan = {
+        at,
+        status: 'delivered',
+        nextAttemptAt: null,
+        sent: true,
+        failed: false,
+        lastError: null,
+        recipients: [
+          {
+            address: 'to@example.com',
+            status: 'delivered',
+            smtpStatus: 250,
+            smtpResponse: '250 ok',
+            deliveryMs: 5,
+            bounceType: null,
+          },
+        ],
+        events: [],
+        suppress: [],
+        outcomes: ['delivered'],
+      }
+      return { email: c.email, plan, messageId: `<${c.email.id}@example.com>` }
+    })
+    const written = await recordOutcomes(measuringPool(measured), records)
+    expect(written.every((w) => w !== null)).toBe(true)
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS n FROM emails WHERE id = ANY($1) AND status = 'delivered'`,
+      [ids],
+    )
+    expect(rows[0].n).toBe(10)
+    expect(measured[0]?.pages, measured[0]?.plan).toBeLessThan(400)
+    expect(new Set(measured[0]?.emailScans)).toEqual(new Set(['Index Scan emails_pkey']))
+  })
+})
