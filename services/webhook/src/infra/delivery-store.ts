@@ -2,6 +2,7 @@ import { type EventPayload, newId } from '@mailer/contracts'
 import { type Db, GroupCommit, type PgPool } from '@mailer/db'
 import type { DeliveryRow } from '../domain/records.js'
 import type { NextStep } from '../domain/retry-schedule.js'
+import { CLAIM_SQL } from './delivery-claim-sql.js'
 import type { SendResult } from './http-sender.js'
 import { deleteWithPayloads, type PayloadTx } from './payload-deletes.js'
 
@@ -154,11 +155,12 @@ export class DeliveryStore {
    * after fewer real attempts than the schedule gives (one fewer per crash). At most
    * `perWebhook` minus what this replica already has in flight per webhook, so a slow endpoint's
    * backlog never takes the slots of others. Oldest due first. Only the oldest 2 × `limit` (at
-   * least 64) due rows are ranked (saturated webhooks left out), so a claim costs the same with a
-   * backlog of millions as with none: ranking every pending row made PostgreSQL the fan-out's
-   * bottleneck, and ranking 8 × `limit` took 8 ms a claim once claims grew with prefetching (4 ms
-   * now). A webhook one short of its limit whose rows come first gets its one row and leaves the
-   * rest to the next claim, when it is left out as saturated.
+   * least 64) due rows are ranked (saturated webhooks left out), found as delivery-claim-sql.ts
+   * says, so a claim costs the same with a backlog of millions as with none, whoever's backlog it
+   * is: ranking every pending row made PostgreSQL the fan-out's bottleneck, and ranking 8 ×
+   * `limit` took 8 ms a claim once claims grew with prefetching (4 ms now). A webhook one short of
+   * its limit whose rows come first gets its one row and leaves the rest to the next claim, when
+   * it is left out as saturated.
    */
   claim(
     limit: number,
@@ -169,43 +171,17 @@ export class DeliveryStore {
     const busyIds = [...busy.keys()]
     const busyCounts = busyIds.map((k) => busy.get(k) ?? 0)
     const saturated = busyIds.filter((k) => (busy.get(k) ?? 0) >= perWebhook)
-    return this.rows<ClaimedDelivery>(
-      `WITH candidates AS (
-         SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
-         WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-           AND (d.locked_until IS NULL OR d.locked_until <= now())
-           AND d.webhook_id <> ALL($3::text[])
-         ORDER BY d.next_attempt_at, d.id
-         LIMIT $7
-       ), ranked AS (
-         SELECT c.id, c.webhook_id,
-                row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at, c.id) AS rn
-         FROM candidates c
-       ), eligible AS (
-         SELECT r.id FROM ranked r
-         LEFT JOIN unnest($1::text[], $2::int[]) AS b(webhook_id, n) ON b.webhook_id = r.webhook_id
-         WHERE r.rn <= $4 - coalesce(b.n, 0)
-       ), picked AS (
-         SELECT d.id FROM webhook_deliveries d
-         WHERE d.id IN (SELECT id FROM eligible)
-           AND d.status = 'pending' AND d.next_attempt_at <= now()
-           AND (d.locked_until IS NULL OR d.locked_until <= now())
-         ORDER BY d.next_attempt_at, d.id
-         LIMIT $5
-         FOR UPDATE SKIP LOCKED
-       ), claimed AS (
-         UPDATE webhook_deliveries d
-         SET locked_until = now() + $6::int * interval '1 millisecond',
-             attempt = d.attempt + CASE WHEN d.locked_until IS NULL THEN 1 ELSE 0 END
-         FROM picked p WHERE d.id = p.id
-         RETURNING d.id, d.webhook_id, d.project_id, d.event_id, d.attempt, d.locked_until::text AS lease, d.payload
-       )
-       SELECT c.id, c.webhook_id AS "webhookId", c.project_id AS "projectId", c.event_id AS "eventId",
-              c.attempt, c.lease, COALESCE(c.payload, wp.payload) AS payload, w.url, w.secret, w.enabled
-       FROM claimed c LEFT JOIN webhooks w ON w.id = c.webhook_id
-       LEFT JOIN webhook_payloads wp ON wp.event_id = c.event_id`,
-      [busyIds, busyCounts, saturated, perWebhook, limit, leaseMs, Math.max(64, limit * 2)],
-    )
+    const ranked = Math.max(64, limit * 2)
+    return this.rows<ClaimedDelivery>(CLAIM_SQL, [
+      busyIds,
+      busyCounts,
+      saturated,
+      perWebhook,
+      limit,
+      leaseMs,
+      ranked,
+      ranked * 4,
+    ])
   }
 
   /**
