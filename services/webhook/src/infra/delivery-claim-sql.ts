@@ -16,10 +16,14 @@
  *   statement did) read the whole backlog at every claim, 30 ms for 100,000 rows and growing
  *   with it, while the other webhooks' deliveries waited; webhook by webhook costs the number of
  *   webhooks with pending deliveries, whatever their backlogs.
- * In `behind` the webhook is a range of one value, not `=`: with `=` the planner takes it as fixed,
- * finds the same order in the index in time order and, not knowing which webhook it is (it
- * assumes an even share of the rows), walked that index through the other webhook's backlog; as
- * a range, only the index by webhook gives the order asked for.
+ * Which index each part uses is not left to the planner's statistics, which lag behind a queue
+ * table's pending rows (analyzed when few were pending, it takes any plan through the pending
+ * index as nearly free): `hooks` and `behind` say "pending" as the range PENDING_BY_WEBHOOK, the
+ * predicate of the index by webhook and one the time-ordered index's (`status = 'pending'`) cannot
+ * be proved from, so they cannot walk the time-ordered index through another webhook's backlog;
+ * `picked` tests the state in a CASE, which proves no index's predicate: the few ids of
+ * `eligible` are looked up by primary key (a plan scanning the pending index for them and
+ * re-ranking the candidates for each row took 160 ms a claim).
  * The gate of `hooks` is a condition on the other CTEs only, so PostgreSQL checks it once and does
  * not run the descents when it is false (nor the count of due rows when the front was enough).
  *
@@ -29,6 +33,9 @@
  * a row whose last claim's lease ran out with no outcome recorded (that claim's number is used
  * again: a replica killed with deliveries claimed ahead in memory had sent none of them).
  */
+/** The predicate of webhook_deliveries_pending_webhook_idx (migration 20261211000000), as written there. */
+const PENDING_BY_WEBHOOK = `d.status >= 'pending' AND d.status <= 'pending'`
+
 export const CLAIM_SQL = `
 WITH RECURSIVE open_front AS (
   SELECT f.id, f.webhook_id, f.next_attempt_at FROM (
@@ -42,7 +49,7 @@ WITH RECURSIVE open_front AS (
   LIMIT $7
 ), hooks(webhook_id) AS (
   (SELECT d.webhook_id FROM webhook_deliveries d
-   WHERE d.status = 'pending'
+   WHERE ${PENDING_BY_WEBHOOK}
      AND (SELECT count(*) FROM open_front) < $7
      AND (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries x
                                 WHERE x.status = 'pending' AND x.next_attempt_at <= now()
@@ -50,17 +57,16 @@ WITH RECURSIVE open_front AS (
    ORDER BY d.webhook_id LIMIT 1)
   UNION ALL
   SELECT (SELECT d.webhook_id FROM webhook_deliveries d
-          WHERE d.status = 'pending' AND d.webhook_id > h.webhook_id
+          WHERE ${PENDING_BY_WEBHOOK} AND d.webhook_id > h.webhook_id
           ORDER BY d.webhook_id LIMIT 1)
   FROM hooks h WHERE h.webhook_id IS NOT NULL
 ), behind AS (
   SELECT b.id, b.webhook_id, b.next_attempt_at FROM hooks h
   CROSS JOIN LATERAL (
     SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
-    WHERE d.webhook_id >= h.webhook_id AND d.webhook_id <= h.webhook_id
-      AND d.status = 'pending' AND d.next_attempt_at <= now()
+    WHERE d.webhook_id = h.webhook_id AND ${PENDING_BY_WEBHOOK} AND d.next_attempt_at <= now()
       AND (d.locked_until IS NULL OR d.locked_until <= now())
-    ORDER BY d.webhook_id, d.next_attempt_at, d.id
+    ORDER BY d.next_attempt_at, d.id
     LIMIT $4
   ) b
   WHERE h.webhook_id IS NOT NULL AND h.webhook_id <> ALL($3::text[])
@@ -74,15 +80,15 @@ WITH RECURSIVE open_front AS (
   SELECT c.id, c.webhook_id,
          row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at, c.id) AS rn
   FROM candidates c
-), eligible AS (
+), eligible AS MATERIALIZED (
   SELECT r.id FROM ranked r
   LEFT JOIN unnest($1::text[], $2::int[]) AS b(webhook_id, n) ON b.webhook_id = r.webhook_id
   WHERE r.rn <= $4 - coalesce(b.n, 0)
 ), picked AS (
-  SELECT d.id FROM webhook_deliveries d
-  WHERE d.id IN (SELECT id FROM eligible)
-    AND d.status = 'pending' AND d.next_attempt_at <= now()
-    AND (d.locked_until IS NULL OR d.locked_until <= now())
+  SELECT d.id FROM eligible e JOIN webhook_deliveries d ON d.id = e.id
+  WHERE CASE d.status
+    WHEN 'pending' THEN d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until <= now())
+    ELSE false END
   ORDER BY d.next_attempt_at, d.id
   LIMIT $5
   FOR UPDATE SKIP LOCKED

@@ -4,7 +4,11 @@
 -- other webhooks' rows behind it.
 -- No semicolon in these comments: `prisma migrate deploy` splits the file at every one.
 --
--- Partial, like webhook_deliveries_pending_idx: a delivery leaves it at its final outcome.
+-- Partial, like webhook_deliveries_pending_idx: a delivery leaves it at its final outcome. Its
+-- predicate says "pending" as a range on purpose: the claim's queries repeat it word for word to
+-- use this index, and PostgreSQL cannot prove `status = 'pending'` (the time-ordered index's
+-- predicate) from it, so those queries never fall back on that index however stale the table's
+-- statistics are.
 -- Building it reads the whole table and holds writes to webhook_deliveries meanwhile (seconds
 -- per million rows): docs/operations.md says so for upgrades.
-CREATE INDEX "webhook_deliveries_pending_webhook_idx" ON "webhook_deliveries"("webhook_id", "next_attempt_at", "id") WHERE "status" = 'pending';
+CREATE INDEX "webhook_deliveries_pending_webhook_idx" ON "webhook_deliveries"("webhook_id", "next_attempt_at", "id") WHERE "status" >= 'pending' AND "status" <= 'pending';
