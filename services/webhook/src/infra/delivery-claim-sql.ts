@@ -7,7 +7,9 @@
  * Candidates are the oldest due rows that are not leased and whose webhook is not saturated:
  * - first from the front of the due rows in time order (`open_front`: the scan stops at $7 found
  *   or $8 examined, leased and saturated ones included): cheap, and enough whenever the front is
- *   not mostly other work;
+ *   not mostly other work. In the time index's own order (ties as they come, not by id): asked to
+ *   break ties by id, the planner, once its statistics showed few distinct times, sorted the
+ *   whole table instead;
  * - only when that gave fewer than $7 and there are $8 due rows or more, also up to $4 per
  *   webhook, found webhook by webhook (`hooks`: one descent of webhook_deliveries_pending_webhook_idx
  *   per webhook with pending deliveries, then each one's oldest due rows). That is the case of a slow
@@ -41,11 +43,11 @@ WITH RECURSIVE open_front AS (
   SELECT f.id, f.webhook_id, f.next_attempt_at FROM (
     SELECT d.id, d.webhook_id, d.next_attempt_at, d.locked_until FROM webhook_deliveries d
     WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-    ORDER BY d.next_attempt_at, d.id
+    ORDER BY d.next_attempt_at
     LIMIT $8
   ) f
   WHERE (f.locked_until IS NULL OR f.locked_until <= now()) AND f.webhook_id <> ALL($3::text[])
-  ORDER BY f.next_attempt_at, f.id
+  ORDER BY f.next_attempt_at
   LIMIT $7
 ), hooks(webhook_id) AS (
   (SELECT d.webhook_id FROM webhook_deliveries d
@@ -54,11 +56,11 @@ WITH RECURSIVE open_front AS (
      AND (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries x
                                 WHERE x.status = 'pending' AND x.next_attempt_at <= now()
                                 ORDER BY x.next_attempt_at LIMIT $8) due) >= $8
-   ORDER BY d.webhook_id LIMIT 1)
+   ORDER BY d.webhook_id, d.next_attempt_at LIMIT 1)
   UNION ALL
   SELECT (SELECT d.webhook_id FROM webhook_deliveries d
           WHERE ${PENDING_BY_WEBHOOK} AND d.webhook_id > h.webhook_id
-          ORDER BY d.webhook_id LIMIT 1)
+          ORDER BY d.webhook_id, d.next_attempt_at LIMIT 1)
   FROM hooks h WHERE h.webhook_id IS NOT NULL
 ), behind AS (
   SELECT b.id, b.webhook_id, b.next_attempt_at FROM hooks h
