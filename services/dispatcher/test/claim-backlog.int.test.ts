@@ -1,5 +1,5 @@
 import { createPgPool, type PgPool } from '@mailer/db'
-import { useTestEnv } from '@mailer/testing'
+import { measuringPool, type StatementWork, useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Plan } from '../src/domain/outcome.js'
 import { claimEmails } from '../src/infra/claim.js'
@@ -14,53 +14,6 @@ const te = useTestEnv()
 const HISTORY = 30_000
 const BACKLOG = 30_000
 let pool: PgPool
-
-/** What one statement did, run under EXPLAIN (ANALYZE, BUFFERS) and rolled back. */
-interface Measured {
-  /** Buffer pages it touched. */
-  pages: number
-  /** How it read the emails table: `<node type> <index>` per scan of it. */
-  emailScans: string[]
-  plan: string
-}
-
-interface PlanNode {
-  'Node Type': string
-  'Relation Name'?: string
-  'Index Name'?: string
-  Plans?: PlanNode[]
-}
-
-function scansOf(node: PlanNode, table: string, out: string[] = []): string[] {
-  // Bitmap index scans name their index but not their table: counted by the index's name.
-  if (node['Relation Name'] === table || node['Index Name']?.startsWith(`${table}_`))
-    out.push(`${node['Node Type']} ${node['Index Name'] ?? ''}`.trim())
-  for (const p of node.Plans ?? []) scansOf(p, table, out)
-  return out
-}
-
-/** A pool that first measures each statement (rolled back), then runs it for real. */
-function measuringPool(into: Measured[]): PgPool {
-  return {
-    query: async (text: string, values: unknown[]) => {
-      const c = await pool.connect()
-      try {
-        await c.query('BEGIN')
-        const { rows } = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values)
-        const top = rows[0]['QUERY PLAN'][0].Plan
-        into.push({
-          pages: top['Shared Hit Blocks'] + top['Shared Read Blocks'],
-          emailScans: scansOf(top, 'emails').filter((s) => !s.startsWith('ModifyTable')),
-          plan: JSON.stringify(rows[0]['QUERY PLAN']),
-        })
-      } finally {
-        await c.query('ROLLBACK').catch(() => undefined)
-        c.release()
-      }
-      return pool.query(text, values)
-    },
-  } as unknown as PgPool
-}
 
 const id = (kind: string, n: number) => `email_${kind}_${String(n).padStart(8, '0')}`
 
@@ -93,19 +46,19 @@ afterAll(async () => {
 
 describe('claims and outcomes under a backlog', () => {
   it('claiming ten emails reads a few pages per email, not the backlog', async () => {
-    const measured: Measured[] = []
+    const measured: StatementWork[] = []
     const ids = Array.from({ length: 10 }, (_, i) => id('new', 1_000 + i))
-    const results = await claimEmails(measuringPool(measured), ids, 30)
+    const results = await claimEmails(measuringPool(pool, measured, { run: true }), ids, 30)
     expect(results.map((r) => r.kind)).toEqual(ids.map(() => 'claimed'))
     // By primary key: about twenty pages per email (mostly the new index entries of its row).
     expect(measured[0]?.pages, measured[0]?.plan).toBeLessThan(400)
-    expect(measured[0]?.emailScans).toEqual(['Index Scan emails_pkey'])
+    expect(measured[0]?.scansOf('emails')).toEqual(['Index Scan emails_pkey'])
   })
 
   it("an outcome write reads a few pages per email, not the table's", async () => {
     const ids = Array.from({ length: 10 }, (_, i) => id('new', 2_000 + i))
     const claimed = await claimEmails(pool, ids, 30)
-    const measured: Measured[] = []
+    const measured: StatementWork[] = []
     const at = new Date()
     const records = claimed.map((c) => {
       if (c.kind !== 'claimed') throw new Error(`not claimed: ${c.kind}`)
@@ -132,7 +85,7 @@ describe('claims and outcomes under a backlog', () => {
       }
       return { email: c.email, plan, messageId: `<${c.email.id}@example.com>` }
     })
-    const written = await recordOutcomes(measuringPool(measured), records)
+    const written = await recordOutcomes(measuringPool(pool, measured, { run: true }), records)
     expect(written.every((w) => w !== null)).toBe(true)
     const { rows } = await pool.query(
       `SELECT count(*)::int AS n FROM emails WHERE id = ANY($1) AND status = 'delivered'`,
@@ -140,6 +93,6 @@ describe('claims and outcomes under a backlog', () => {
     )
     expect(rows[0].n).toBe(10)
     expect(measured[0]?.pages, measured[0]?.plan).toBeLessThan(400)
-    expect(new Set(measured[0]?.emailScans)).toEqual(new Set(['Index Scan emails_pkey']))
+    expect(new Set(measured[0]?.scansOf('emails'))).toEqual(new Set(['Index Scan emails_pkey']))
   })
 })

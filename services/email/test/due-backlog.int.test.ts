@@ -1,5 +1,5 @@
 import { createPgPool, type PgPool } from '@mailer/db'
-import { useTestEnv } from '@mailer/testing'
+import { statementWork, useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DUE_RETRIES_SQL, DUE_SCHEDULED_SQL, NO_SORT_SQL } from '../src/infra/due-sweeper.js'
 
@@ -13,19 +13,8 @@ const te = useTestEnv()
 let pool: PgPool
 
 /** Pages one batch touches: the sweeper's statement in its transaction, rolled back. */
-async function batchPages(sql: string, params: unknown[]): Promise<number> {
-  const c = await pool.connect()
-  try {
-    await c.query('BEGIN')
-    await c.query(NO_SORT_SQL)
-    const { rows } = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params)
-    const top = rows[0]['QUERY PLAN'][0].Plan
-    return top['Shared Hit Blocks'] + top['Shared Read Blocks']
-  } finally {
-    await c.query('ROLLBACK').catch(() => undefined)
-    c.release()
-  }
-}
+const batchPages = async (sql: string, params: unknown[]) =>
+  (await statementWork(pool, sql, params, [NO_SORT_SQL])).pages
 
 /** `n` emails in `status`, due over the last hour (`column` the due time), numbered from `from`. */
 async function backlog(status: string, column: string, from: number, n: number): Promise<void> {

@@ -1,5 +1,5 @@
 import { createDb, createPgPool, type Db, type PgPool } from '@mailer/db'
-import { useTestEnv } from '@mailer/testing'
+import { measuringPool, type StatementWork, useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DeliveryStore } from '../src/infra/delivery-store.js'
 
@@ -14,25 +14,6 @@ const FAST = 'wh_fast_00000000000000000000000'
 const PER_WEBHOOK = 28
 let db: Db
 let pool: PgPool
-
-/** A pool that only measures: each statement runs under EXPLAIN (ANALYZE, BUFFERS) and is rolled back. */
-function measuringPool(pages: number[]): PgPool {
-  return {
-    query: async (text: string, values: unknown[]) => {
-      const c = await pool.connect()
-      try {
-        await c.query('BEGIN')
-        const { rows } = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values)
-        const top = rows[0]['QUERY PLAN'][0].Plan
-        pages.push(top['Shared Hit Blocks'] + top['Shared Read Blocks'])
-        return { rows: [] }
-      } finally {
-        await c.query('ROLLBACK').catch(() => undefined)
-        c.release()
-      }
-    },
-  } as unknown as PgPool
-}
 
 /** `n` due deliveries of the slow webhook, older than any other (numbered from `from`). */
 async function slowBacklog(from: number, n: number): Promise<void> {
@@ -76,12 +57,13 @@ afterAll(async () => {
 
 describe('claims behind a saturated webhook', () => {
   it("reach the other webhook's deliveries with the same work whatever the backlog", async () => {
-    const pages: number[] = []
+    const work: StatementWork[] = []
+    const measuring = new DeliveryStore(db, measuringPool(pool, work, { run: false }))
     await slowBacklog(1, 5_000)
-    await claim(new DeliveryStore(db, measuringPool(pages)))
+    await claim(measuring)
     await slowBacklog(5_001, 45_000)
-    await claim(new DeliveryStore(db, measuringPool(pages)))
-    const [small, large] = pages as [number, number]
+    await claim(measuring)
+    const [small, large] = work.map((w) => w.pages) as [number, number]
     // Ten times the backlog, about the same pages (filtering row by row read ten times as many).
     expect(large, `pages: ${small} with 5,000, ${large} with 50,000`).toBeLessThan(small * 1.5 + 50)
 
