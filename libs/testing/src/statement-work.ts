@@ -21,20 +21,13 @@ export interface StatementWork {
 }
 
 /**
- * Runs `sql` under EXPLAIN (ANALYZE, BUFFERS) in a transaction that is rolled back, after the
- * statements of `setup` (e.g. `SET LOCAL`): how much a hot statement reads, for tests showing
- * it does not grow with a backlog.
+ * Runs `sql` under EXPLAIN (ANALYZE, BUFFERS) in a transaction that is rolled back: how much a
+ * hot statement reads, for tests showing it does not grow with a backlog.
  */
-export async function statementWork(
-  pool: PgPool,
-  sql: string,
-  params: unknown[],
-  setup: string[] = [],
-): Promise<StatementWork> {
+export async function statementWork(pool: PgPool, sql: string, params: unknown[]): Promise<StatementWork> {
   const c = await pool.connect()
   try {
     await c.query('BEGIN')
-    for (const s of setup) await c.query(s)
     const { rows } = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params)
     const top: PlanNode = rows[0]['QUERY PLAN'][0].Plan
     return {

@@ -1,7 +1,7 @@
 import { createPgPool, type PgPool } from '@mailer/db'
 import { statementWork, useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DUE_RETRIES_SQL, DUE_SCHEDULED_SQL, NO_SORT_SQL } from '../src/infra/due-sweeper.js'
+import { DUE_RETRIES_SQL, DUE_SCHEDULED_SQL } from '../src/infra/due-sweeper.js'
 
 // After a relay outage every deferred email falls due at once; at a broadcast's hour every
 // scheduled one does. The due sweeper releases them 500 at a time, oldest first, and each batch
@@ -12,9 +12,8 @@ import { DUE_RETRIES_SQL, DUE_SCHEDULED_SQL, NO_SORT_SQL } from '../src/infra/du
 const te = useTestEnv()
 let pool: PgPool
 
-/** Pages one batch touches: the sweeper's statement in its transaction, rolled back. */
-const batchPages = async (sql: string, params: unknown[]) =>
-  (await statementWork(pool, sql, params, [NO_SORT_SQL])).pages
+/** Pages one batch touches: the sweeper's statement, rolled back. */
+const batchPages = async (sql: string, params: unknown[]) => (await statementWork(pool, sql, params)).pages
 
 /** `n` emails in `status`, due over the last hour (`column` the due time), numbered from `from`. */
 async function backlog(status: string, column: string, from: number, n: number): Promise<void> {

@@ -10,9 +10,7 @@ const BATCH = 500
  * (emails_scheduled_idx, emails_pending_idx: status, next_attempt_at) and locked as they come.
  * One state at a time: over `status IN ('queued', 'deferred')` no index gives the time order, so
  * every batch read and sorted every due row (88 ms a batch with 100,000 due after a relay outage,
- * and a backlog took time quadratic in its size to release). Run after NO_SORT_SQL in the same
- * transaction: with statistics from before the backlog (they say nothing is due) the planner
- * could still pick a bitmap scan and a sort of everything due.
+ * and a backlog took time quadratic in its size to release).
  */
 export const DUE_SCHEDULED_SQL = `WITH due AS (
   SELECT id FROM emails WHERE status = 'scheduled' AND scheduled_at <= now()
@@ -26,9 +24,6 @@ export const DUE_RETRIES_SQL = `WITH due AS (
   ORDER BY next_attempt_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
 UPDATE emails e SET next_attempt_at = NULL, released_at = now() FROM due WHERE e.id = due.id
 RETURNING e.id, e.attempts`
-
-/** For the rest of the transaction: no plan that sorts (the due queries' index gives the order). */
-export const NO_SORT_SQL = 'SET LOCAL enable_sort = off'
 
 interface DueRow {
   id: string
@@ -57,7 +52,6 @@ export function startDueSweeper(ctx: EmailContext, intervalMs = 1_000): Loop {
 
   const releaseScheduled = async (): Promise<number> => {
     const { n, rows } = await rt.db.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(NO_SORT_SQL)
       const due = await tx.$queryRawUnsafe<DueRow[]>(DUE_SCHEDULED_SQL)
       if (due.length === 0) return { n: 0, rows: [] }
       const events = await recordEvents(
@@ -85,7 +79,6 @@ export function startDueSweeper(ctx: EmailContext, intervalMs = 1_000): Loop {
 
   const releaseRetries = async (status: 'queued' | 'deferred'): Promise<number> => {
     const { n, rows } = await rt.db.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(NO_SORT_SQL)
       const due = await tx.$queryRawUnsafe<Array<Pick<DueRow, 'id' | 'attempts'>>>(DUE_RETRIES_SQL, status)
       if (due.length === 0) return { n: 0, rows: [] }
       return { n: due.length, rows: await outbox.write(tx, dispatchMessages(due)) }

@@ -1,3 +1,6 @@
+/** The predicate of webhook_deliveries_pending_webhook_idx (migration 20261211000000), as written there. */
+const PENDING_BY_WEBHOOK = `d.status >= 'pending' AND d.status <= 'pending'`
+
 /**
  * The claim of due webhook deliveries (DeliveryStore.claim), one statement. Parameters: $1/$2
  * the deliveries this replica holds per webhook (ids, counts), $3 the webhooks it holds its limit
@@ -11,10 +14,11 @@
  *   break ties by id, the planner, once its statistics showed few distinct times, sorted the
  *   whole table instead;
  * - only when that gave fewer than $7 and there are $8 due rows or more, also up to $4 per
- *   webhook, found webhook by webhook (`hooks`: one descent of webhook_deliveries_pending_webhook_idx
- *   per webhook with pending deliveries, then each one's oldest due rows). That is the case of a slow
- *   endpoint's backlog: its webhook saturated, its rows fill the front, and the rows of every
- *   other webhook lie behind them in time order. Filtering the front row by row instead (as this
+ *   webhook, found webhook by webhook (`hooks`: one descent of the index by webhook,
+ *   webhook_deliveries_pending_webhook_idx, per webhook with pending deliveries, then `behind`:
+ *   each one's oldest due rows). That is the case of a slow endpoint's backlog: its webhook
+ *   saturated, its rows fill the front, and the rows of every other webhook lie behind them in
+ *   time order. Filtering the front row by row instead (as this
  *   statement did) read the whole backlog at every claim, 30 ms for 100,000 rows and growing
  *   with it, while the other webhooks' deliveries waited; webhook by webhook costs the number of
  *   webhooks with pending deliveries, whatever their backlogs.
@@ -35,9 +39,6 @@
  * a row whose last claim's lease ran out with no outcome recorded (that claim's number is used
  * again: a replica killed with deliveries claimed ahead in memory had sent none of them).
  */
-/** The predicate of webhook_deliveries_pending_webhook_idx (migration 20261211000000), as written there. */
-const PENDING_BY_WEBHOOK = `d.status >= 'pending' AND d.status <= 'pending'`
-
 export const CLAIM_SQL = `
 WITH RECURSIVE open_front AS (
   SELECT f.id, f.webhook_id, f.next_attempt_at FROM (
