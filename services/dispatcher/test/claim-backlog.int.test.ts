@@ -1,7 +1,7 @@
 import { createPgPool, type PgPool } from '@mailer/db'
 import { measuringPool, type StatementWork, useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Plan } from '../src/domain/outcome.js'
+import { planOutcome } from '../src/domain/outcome.js'
 import { claimEmails } from '../src/infra/claim.js'
 import { recordOutcomes } from '../src/infra/record.js'
 
@@ -59,31 +59,27 @@ describe('claims and outcomes under a backlog', () => {
     const ids = Array.from({ length: 10 }, (_, i) => id('new', 2_000 + i))
     const claimed = await claimEmails(pool, ids, 30)
     const measured: StatementWork[] = []
-    const at = new Date()
+    // What the relay's 250 for each email makes of it (the dispatcher's own planning).
     const records = claimed.map((c) => {
       if (c.kind !== 'claimed') throw new Error(`not claimed: ${c.kind}`)
-      const plan: Plan = {
-        at,
-        status: 'delivered',
-        nextAttemptAt: null,
-        sent: true,
-        failed: false,
-        lastError: null,
-        recipients: [
-          {
-            address: 'to@example.com',
-            status: 'delivered',
-            smtpStatus: 250,
-            smtpResponse: '250 ok',
-            deliveryMs: 5,
-            bounceType: null,
-          },
-        ],
-        events: [],
-        suppress: [],
-        outcomes: ['delivered'],
-      }
-      return { email: c.email, plan, messageId: `<${c.email.id}@example.com>` }
+      const { email } = c
+      const messageId = `<${email.id}@example.com>`
+      const replies = email.recipients.map((r) => ({
+        address: r.address,
+        stage: 'message' as const,
+        code: 250,
+        text: '250 2.0.0 Ok',
+      }))
+      const plan = planOutcome({
+        attempts: email.attempts,
+        alreadySent: false,
+        dueAt: email.dueAt,
+        recipients: email.recipients,
+        result: { provider: 'smtp', messageId, replies },
+        now: new Date(),
+        policy: { maxRetries: 8, baseSeconds: 15, maxSeconds: 3600, platformLimitSeconds: 3600 },
+      })
+      return { email, plan, messageId }
     })
     const written = await recordOutcomes(measuringPool(pool, measured, { run: true }), records)
     expect(written.every((w) => w !== null)).toBe(true)
