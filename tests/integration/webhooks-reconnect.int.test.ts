@@ -123,4 +123,63 @@ describe('a webhook replica back from a NATS outage of its own', () => {
     expect(verifyWebhook(signature, rotated.body.secret, second.raw)).toBe(true)
     expect(verifyWebhook(signature, wh.secret, second.raw)).toBe(false)
   }, 60_000)
+
+  it('sends what it had claimed ahead to the new URL with the new secret while still away', async () => {
+    for (const r of replicas.splice(0)) await r.stop()
+    let release!: () => void
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const old = await Receiver.start((_r, n) => (n === 1 ? { status: 200, after: held } : { status: 200 }))
+    const moved = await Receiver.start()
+    receivers.push(old, moved)
+    const replica = await start(
+      loadEnv(
+        stack.env({
+          NATS_URL: `nats://127.0.0.1:${proxy.port}`,
+          WEBHOOK_ENDPOINT_CONCURRENCY: '1',
+          WEBHOOK_TIMEOUT_MS: '60000',
+        }),
+      ),
+    )
+    replicas.push(replica)
+    const port = replica.ops.port
+    const p = await createProject(client, 'reconnect-away')
+    const wh = (await client.post('/v1/webhooks', p.live, { url: old.url() })).body
+    const [e1, e2] = [makeEvent(), makeEvent('email.bounced')]
+    await events.publish(p.project.id, e1)
+    await waitFor(() => old.requests.length === 1 || null, { what: 'the first attempt in flight' })
+    await events.publish(p.project.id, e2)
+    await waitFor(
+      async () =>
+        (
+          await sql(te, 'SELECT 1 FROM webhook_deliveries WHERE event_id = $1 AND locked_until > now()', [
+            e2.id,
+          ])
+        ).length === 1 || null,
+      { what: 'the second delivery claimed ahead' },
+    )
+
+    // Its connection drops; another replica takes a new URL and a rotation. The held attempt
+    // ends while the connection is still down, so the second delivery starts then.
+    proxy.cut()
+    await waitFor(async () => !(await ready(port)) || null, { what: 'the replica disconnected' })
+    await stack.start('webhook')
+    expect((await client.patch(`/v1/webhooks/${wh.id}`, p.live, { url: moved.url() })).status).toBe(200)
+    const rotated = await client.post(`/v1/webhooks/${wh.id}/rotate-secret`, p.live)
+    expect(rotated.status).toBe(200)
+    await stack.stop('webhook')
+    release()
+
+    const second = await waitFor(() => moved.requests.find((r) => r.body.id === e2.id) ?? null, {
+      timeoutMs: 15_000,
+      what: 'the second event at the new URL',
+    })
+    expect(await ready(port)).toBe(false)
+    const signature = String(second.headers['service-signature'])
+    expect(verifyWebhook(signature, rotated.body.secret, second.raw)).toBe(true)
+    expect(old.requests.map((r) => r.body.id)).toEqual([e1.id])
+    proxy.restore()
+    await waitFor(async () => (await ready(port)) || null, { timeoutMs: 15_000, what: 'the replica back' })
+  }, 60_000)
 })

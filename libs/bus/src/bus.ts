@@ -134,6 +134,16 @@ export class Bus {
     return this.requests.connected && !this.nc.isClosed()
   }
 
+  /**
+   * How many times the connection has dropped so far. Core NATS broadcasts (cache invalidations)
+   * sent while it was down never arrive, and the drop itself is only seen once the client notices
+   * it (at once for a closed socket, within two missed pings, 20 s, for a silent one): what was
+   * read before a drop may have been changed meanwhile without a word (DeliveryWorker).
+   */
+  get linkDrops(): number {
+    return this.requests.drops
+  }
+
   /** The largest message the NATS server takes (its `max_payload`, 1 MiB unless configured). */
   get maxPayload(): number {
     return this.nc.info?.max_payload ?? 1024 * 1024

@@ -27,6 +27,8 @@ interface Connection {
 export class Requests {
   /** False between a disconnect and the reconnect: requests fail at once instead of waiting. */
   private up = true
+  /** Disconnects so far (`Bus.linkDrops`). */
+  private dropCount = 0
   /** Requests waiting for a reply; a disconnect fails them at once (their reply would be lost). */
   private readonly waiting = new Set<(err: MailerError) => void>()
   private readonly seconds
@@ -105,6 +107,7 @@ export class Requests {
    */
   lost(): void {
     this.up = false
+    this.dropCount++
     for (const fail of this.waiting) fail(new Unreachable('Lost the connection to NATS; retry shortly'))
     this.waiting.clear()
   }
@@ -116,6 +119,10 @@ export class Requests {
   /** False from a disconnect until the reconnect. */
   get connected(): boolean {
     return this.up
+  }
+
+  get drops(): number {
+    return this.dropCount
   }
 }
 

@@ -60,6 +60,7 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
       prefetch: env.WEBHOOK_PREFETCH,
       alive: () => !bus.nc.isClosed(),
       dbWaits: rt.dbWaits,
+      link: { up: () => bus.isConnected, drops: () => bus.linkDrops },
     },
     rt.logger,
     rt.metrics,

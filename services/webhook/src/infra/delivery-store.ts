@@ -264,6 +264,15 @@ export class DeliveryStore {
     )
   }
 
+  /** A webhook as it is now (null fields: gone), as the claim reads it (MissedChanges). */
+  async webhookNow(webhookId: string): Promise<Pick<ClaimedDelivery, 'url' | 'secret' | 'enabled'>> {
+    const [w] = await this.rows<{ url: string; secret: string; enabled: boolean }>(
+      'SELECT url, secret, enabled FROM webhooks WHERE id = $1',
+      [webhookId],
+    )
+    return w ?? { url: null, secret: null, enabled: null }
+  }
+
   /**
    * Gives claimed deliveries back unattempted: no lease, and the attempt the claim counted undone.
    * Only while the claim's own lease holds: once it ran out another claim may have taken the row

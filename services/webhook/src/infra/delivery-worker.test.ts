@@ -71,6 +71,7 @@ function startWorker() {
       prefetch: 0,
       alive: () => true,
       dbWaits: new DbWaits(5_000),
+      link: { up: () => true, drops: () => 0 },
     },
     createLogger({ service: 'test', level: 'silent' }),
     new Metrics('webhook_test'),

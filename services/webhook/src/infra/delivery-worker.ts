@@ -8,7 +8,9 @@ import { nextStep } from '../domain/retry-schedule.js'
 import { signatureHeader } from '../domain/signature.js'
 import { type ClaimedDelivery, type DeliveryStore, DISABLED_REASON } from './delivery-store.js'
 import type { HttpSender } from './http-sender.js'
+import { MissedChanges } from './missed-changes.js'
 import { WaitingDeliveries } from './waiting-deliveries.js'
+import type { WorkerOptions } from './worker-options.js'
 
 /** Shortest time between two claims of one worker. */
 const CLAIM_GAP_MS = 5
@@ -28,28 +30,6 @@ const RENEW_EVERY_MS = heartbeatEveryMs(secondsToNanos(WEBHOOK_LEASE_MS / 1000))
  * lease could run out while it is sent and another replica send it too.
  */
 const START_MARGIN_MS = RENEW_EVERY_MS + 2_000
-
-export interface WorkerOptions {
-  schedule: readonly number[]
-  timeoutMs: number
-  pollMs: number
-  /** Attempts in flight in this replica, in all and per webhook. */
-  concurrency: number
-  perWebhook: number
-  /**
-   * Deliveries claimed ahead per webhook, beyond those in flight, so that a slot coming free is
-   * filled from memory rather than by a claim (0: claim only for free slots).
-   */
-  prefetch: number
-  /** False once the runtime's connections are gone (a simulated crash): the loop stops. */
-  alive: () => boolean
-  /**
-   * How long `stop` waits for the database once every attempt in flight has its endpoint's answer
-   * (a claim running, results and hand-backs to write): the shutdown's database waits (the
-   * runtime's `dbWaits`); past them those rows are left to their leases, as a crashed replica's are.
-   */
-  dbWaits: { within(p: Promise<unknown>): Promise<boolean> }
-}
 
 /**
  * The delivery loop. All state is in PostgreSQL: it claims due rows (`pending`, due, not leased)
@@ -81,6 +61,7 @@ export class DeliveryWorker {
    */
   private generation = 0
   private readonly changedAt = new Map<string, number>()
+  private readonly missed: MissedChanges
   private readonly attempts
   private readonly seconds
 
@@ -99,6 +80,7 @@ export class DeliveryWorker {
       [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     )
     for (const o of ['success', 'failure', 'timeout', 'blocked']) this.attempts.inc({ outcome: o }, 0)
+    this.missed = new MissedChanges(opts.link)
     this.leases = new LeaseKeeper<ClaimedDelivery>({
       leaseMs: WEBHOOK_LEASE_MS,
       everyMs: RENEW_EVERY_MS,
@@ -199,6 +181,7 @@ export class DeliveryWorker {
         // Sent before the claim: the lease began no earlier (the database's now() is later).
         const claimedAt = performance.now()
         const before = this.generation
+        const mark = this.missed.mark()
         const claimed = await this.store.claim(
           room,
           this.held(),
@@ -222,6 +205,7 @@ export class DeliveryWorker {
         for (const row of rows) {
           this.queued.push(row)
           this.leases.hold(row, claimedAt)
+          this.missed.claimed(row, mark)
         }
         this.pumpAll()
         if (rows.length < room && !this.stopped) await this.planWake()
@@ -287,13 +271,14 @@ export class DeliveryWorker {
   }
 
   private async attempt(row: ClaimedDelivery, answered: () => void): Promise<void> {
+    const hook = this.missed.mayHaveMissed(row) ? await this.store.webhookNow(row.webhookId) : row
     // Written at once: no renewal may move the lease token under the write.
-    if (!row.enabled || row.url === null || row.secret === null) await this.leases.release(row)
-    if (row.enabled === null || row.url === null || row.secret === null) {
+    if (!hook.enabled || hook.url === null || hook.secret === null) await this.leases.release(row)
+    if (hook.enabled === null || hook.url === null || hook.secret === null) {
       await this.store.remove(row.id, row.projectId)
       return
     }
-    if (!row.enabled) {
+    if (!hook.enabled) {
       await this.store.finish(
         row,
         { outcome: 'failure', responseCode: null, responseBody: DISABLED_REASON },
@@ -307,12 +292,12 @@ export class DeliveryWorker {
     const headers = {
       'Content-Type': 'application/json',
       'User-Agent': WEBHOOK_HEADERS.userAgent,
-      [WEBHOOK_HEADERS.signature]: signatureHeader(row.secret, body),
+      [WEBHOOK_HEADERS.signature]: signatureHeader(hook.secret, body),
       [WEBHOOK_HEADERS.eventId]: row.eventId,
       [WEBHOOK_HEADERS.deliveryId]: row.id,
     }
     const end = this.seconds.startTimer()
-    const sent = this.sender.post(row.url, body, headers)
+    const sent = this.sender.post(hook.url, body, headers)
     this.sending.add(sent)
     let result: Awaited<typeof sent>
     try {
