@@ -30,8 +30,8 @@ beforeAll(async () => {
   events = await EventPublisher.connect(te)
 })
 
-const setup = (reply?: (r: Received, n: number) => Reply) =>
-  projectWithReceiver(client, 'inflight', receivers, reply)
+const setup = (reply?: (r: Received, n: number) => Reply, slug = 'inflight') =>
+  projectWithReceiver(client, slug, receivers, reply)
 const deliveries = (key: string, webhookId: string) => listDeliveries(client, key, webhookId)
 
 describe('disabling a webhook', () => {
@@ -72,5 +72,41 @@ describe('disabling a webhook', () => {
     })
     await sleep(1500)
     expect(receiver.requests).toHaveLength(2)
+  })
+
+  it("a manual retry while the disabled webhook's attempt is still in flight leaves it alone", async () => {
+    let release!: () => void
+    const answered = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const { receiver, p, wh, projectId } = await setup(
+      (_r, n) =>
+        n === 1 ? { status: 200, body: 'got it', after: answered } : { status: 500, body: 'second copy' },
+      'inflight-retry',
+    )
+    await events.publish(projectId, makeEvent('email.delivered'))
+    await waitFor(() => receiver.requests.length === 1, { what: 'the attempt in flight' })
+    expect((await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: false })).status).toBe(200)
+    expect((await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: true })).status).toBe(200)
+    const [failed] = await deliveries(p.live, wh.id)
+    expect(failed).toMatchObject({ status: 'failed', responseBody: 'webhook disabled', attempt: 1 })
+    // Returned unchanged: the attempt is still out (a retry now sent a second copy at once).
+    const retried = await client.post(`/v1/webhooks/${wh.id}/deliveries/${failed!.id}/retry`, p.live)
+    expect(retried.status).toBe(202)
+    expect(retried.body).toMatchObject({ status: 'failed', attempt: 1, responseBody: 'webhook disabled' })
+    release()
+    const settled = await waitFor(async () => {
+      const [d] = await deliveries(p.live, wh.id)
+      return d?.status === 'success' ? d : null
+    })
+    // The receiver's 2xx is what the delivery says, and it got one copy.
+    expect(settled).toMatchObject({
+      status: 'success',
+      attempt: 1,
+      responseCode: 200,
+      responseBody: 'got it',
+    })
+    await sleep(1500)
+    expect(receiver.requests).toHaveLength(1)
   })
 })

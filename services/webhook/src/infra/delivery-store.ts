@@ -324,11 +324,15 @@ export class DeliveryStore {
   }
 
   /**
-   * Manual retry: due now, pending again. A delivery with an attempt in flight is left alone.
-   * Returns the delivery as it now stands. An ended delivery's lease goes (one its webhook's
-   * disabling kept: that attempt's request was made, so the next claim counts a new one).
-   * A pending delivery waiting for its next attempt has no lease (NULL): `locked_until > now()`
-   * is then NULL, not false, so the in-flight test must say "a lease that has not run out".
+   * Manual retry: due now, pending again. A delivery with an attempt in flight is left alone:
+   * one pending under a lease that has not run out, and one its webhook's disabling failed while
+   * an attempt was in flight, which keeps that attempt's lease (failPending) until the attempt
+   * ends. Retried then, it was sent a second time at once, and the first attempt's 2xx, recorded
+   * under a lease no longer there, was lost. Returns the delivery as it now stands. An ended
+   * delivery's lease goes: one left behind by such an attempt that ended without a 2xx (no longer
+   * renewed, it runs out within WEBHOOK_LEASE_MS). A delivery waiting for its next attempt has no
+   * lease (NULL): `locked_until > now()` is then NULL, not false, so the in-flight test must say
+   * "a lease that has not run out".
    */
   async retryNow(id: string, webhookId: string): Promise<DeliveryRow | null> {
     await this.db.$executeRawUnsafe(
@@ -336,7 +340,7 @@ export class DeliveryStore {
        SET status = 'pending', next_attempt_at = now(), completed_at = NULL,
            locked_until = CASE WHEN status = 'pending' THEN locked_until END
        WHERE id = $1 AND webhook_id = $2
-         AND NOT (status = 'pending' AND locked_until IS NOT NULL AND locked_until > now())`,
+         AND NOT (locked_until IS NOT NULL AND locked_until > now())`,
       id,
       webhookId,
     )
