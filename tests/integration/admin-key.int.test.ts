@@ -43,7 +43,7 @@ describe('admin key unset', () => {
   })
 
   it('an admin key of any characters works as curl sends it (UTF-8 bytes in the header)', async () => {
-    const key = 'clé secrète ñ 😀 admin'
+    const key = 'clé secrète ñ 😀 de l’administrateur'
     const other = new Stack(te, { ADMIN_API_KEY: key })
     await other.start('gateway')
     try {
@@ -54,14 +54,18 @@ describe('admin key unset', () => {
       // The SDK (and so the CLI) sends it the same way.
       const sdk = new AdminClient({ baseUrl: other.gatewayUrl, adminKey: key, maxRetries: 0 })
       expect((await sdk.projects.list()).data).toBeInstanceOf(Array)
-      const wrong = await api(other.gatewayUrl).get('/v1/admin/projects', asSent('clé secrète ñ 😀 admiN'))
+      const wrong = await api(other.gatewayUrl).get(
+        '/v1/admin/projects',
+        asSent('clé secrète ñ 😀 de l’administrateuR'),
+      )
       expect([wrong.status, wrong.body.error.code]).toEqual([401, 'invalid_api_key'])
-      const latin1 = new Stack(te, { ADMIN_API_KEY: 'clé' })
+      const latin1Key = 'clé-de-l-administrateur-latin1'
+      const latin1 = new Stack(te, { ADMIN_API_KEY: latin1Key })
       await latin1.start('gateway')
       try {
         // A client writing the key's characters as single bytes (Node's fetch does) still matches.
-        expect((await api(latin1.gatewayUrl).get('/v1/admin/projects', 'clé')).status).toBe(200)
-        expect((await api(latin1.gatewayUrl).get('/v1/admin/projects', asSent('clé'))).status).toBe(200)
+        expect((await api(latin1.gatewayUrl).get('/v1/admin/projects', latin1Key)).status).toBe(200)
+        expect((await api(latin1.gatewayUrl).get('/v1/admin/projects', asSent(latin1Key))).status).toBe(200)
       } finally {
         await latin1.stopAll()
       }
@@ -73,5 +77,15 @@ describe('admin key unset', () => {
   it('an ADMIN_API_KEY of nothing but spaces stops the gateway naming it', async () => {
     const { loadEnv } = await import('@mailer/gateway/env')
     expect(() => loadEnv(stack.env({ ADMIN_API_KEY: ' \n' }))).toThrow(/ADMIN_API_KEY: must not be blank/)
+  })
+
+  it('an ADMIN_API_KEY shorter than 24 characters stops the gateway naming the rule', async () => {
+    const { loadEnv } = await import('@mailer/gateway/env')
+    // Counted in characters, not bytes or UTF-16 units: 23 emoji are 92 bytes, and too few.
+    for (const key of ['admin', 'x'.repeat(23), '😀'.repeat(23)])
+      expect(() => loadEnv(stack.env({ ADMIN_API_KEY: key }))).toThrow(
+        /ADMIN_API_KEY: must be at least 24 characters/,
+      )
+    expect(loadEnv(stack.env({ ADMIN_API_KEY: ` ${'😀'.repeat(24)}\n` })).ADMIN_API_KEY).toBe('😀'.repeat(24))
   })
 })

@@ -26,7 +26,7 @@ const dataDirs: string[] = []
 const schema = () => `${new URL(te.databaseUrl).searchParams.get('schema')}_dev`
 // Its secrets and outbox given, so that it writes nothing into the checkout's .data/.
 const own = {
-  ADMIN_API_KEY: 'admin_dev-script-test',
+  ADMIN_API_KEY: 'admin_dev-script-test-key',
   TRACKING_SECRET: 'dev-script-test-tracking-secret-0123456789',
   MAIL_OUTBOX_DIR: join(tmpdir(), 'mailer-dev-script-outbox'),
 }

@@ -2,6 +2,12 @@ import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
 import { checkLinksEnv, linksEnvFields } from '@mailer/links'
 import { z } from 'zod'
 
+/**
+ * The shortest admin key the gateway starts with: 24 random characters are 130 bits or more, out of
+ * reach of any guessing rate; the chart and `make dev` generate longer ones.
+ */
+export const ADMIN_KEY_MIN_CHARS = 24
+
 export const gatewayEnv = baseEnv
   .extend({
     PORT: envInt(3000, 0, 65535),
@@ -9,8 +15,19 @@ export const gatewayEnv = baseEnv
      * The operator's admin key; without it every admin call fails with 401 invalid_api_key. Spaces
      * and line breaks around it are dropped: a Secret made from a file keeps the file's final
      * newline, which no Authorization header can carry, so no admin call could ever have matched.
+     * At least ADMIN_KEY_MIN_CHARS characters: it is taken as a Bearer key on the admin routes at
+     * whatever rate a client sends (only the dashboard's sign-in counts tries), so its length is
+     * what keeps it from being guessed.
      */
-    ADMIN_API_KEY: z.string().trim().min(1, 'must not be blank').optional(),
+    ADMIN_API_KEY: z
+      .string()
+      .trim()
+      .min(1, 'must not be blank')
+      .refine(
+        (k) => [...k].length >= ADMIN_KEY_MIN_CHARS,
+        `must be at least ${ADMIN_KEY_MIN_CHARS} characters (a random one: openssl rand -base64 32)`,
+      )
+      .optional(),
     MAX_BODY_BYTES: envInt(16 * 1024 * 1024, 1024),
     /** How long a request waits for the auth service before answering 503. */
     AUTH_TIMEOUT_MS: envInt(1_500, 100, 60_000),

@@ -12,9 +12,10 @@ export type SigninAttempt = { allowed: true } | { allowed: false; retryAfterSeco
 /**
  * Dashboard sign-in attempts per client (`dashboard_signin_failures`; an IPv4 address or an IPv6
  * /64, as domain/signin-client.ts names it, which the caller passes), shared by every
- * gateway replica and kept through restarts: the admin key is chosen by the operator and may be
- * short, so guessing is slowed to SIGNIN_MAX_FAILURES per window (which starts at the first
- * failure and is not extended by later ones).
+ * gateway replica and kept through restarts: the admin key is chosen by the operator (24
+ * characters at least: env.ts), so guessing it through the sign-in page is slowed to
+ * SIGNIN_MAX_FAILURES per window (which starts at the first failure and is not extended by later
+ * ones).
  */
 export class DashboardSignins {
   constructor(
