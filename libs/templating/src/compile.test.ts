@@ -60,6 +60,18 @@ describe('renderTemplate', () => {
     expect(renderTemplate({ subject: 'Hi {{x}}!' }, { x: `${spaces}\n${spaces}` }).subject).toBe('Hi !')
   })
 
+  it('cuts a rendered subject at 998 characters without splitting an emoji', () => {
+    const long = renderTemplate({ subject: '{{s}}' }, { s: 'x'.repeat(1200) }).subject!
+    expect(long).toBe('x'.repeat(998))
+    // The 998th character is the first half of the emoji: the emoji goes whole, not half of it.
+    const cut = renderTemplate({ subject: '{{s}}' }, { s: `${'a'.repeat(997)}😀b` }).subject!
+    expect(cut).toBe('a'.repeat(997))
+    expect(/\p{Cs}/u.test(cut)).toBe(false)
+    expect(renderTemplate({ subject: '{{s}}' }, { s: `${'a'.repeat(996)}😀b` }).subject).toBe(
+      `${'a'.repeat(996)}😀`,
+    )
+  })
+
   it('drops control characters from a rendered subject, keeping tabs', () => {
     const out = renderTemplate({ subject: 'Hi {{name}}' }, { name: 'a\u0007b\u001b[2J\tc\u007f' })
     expect(out.subject).toBe('Hi ab[2J\tc')

@@ -1,4 +1,4 @@
-import { fail, withoutControls } from '@mailer/contracts'
+import { fail, truncate, withoutControls } from '@mailer/contracts'
 import Handlebars from 'handlebars'
 import { inScope, type RenderScope } from './access-warnings.js'
 import { htmlToText } from './html-to-text.js'
@@ -154,14 +154,17 @@ export function renderTemplate(
 /**
  * A subject is one header line: data containing line breaks must not split it (or inject
  * headers), so they become a space; other control characters (from the data, or the template
- * itself) are dropped, since nodemailer writes them into the header as they are.
+ * itself) are dropped, since nodemailer writes them into the header as they are. It is cut at
+ * MAX_SUBJECT code units, never between the halves of an emoji (`truncate`: a lone half made the
+ * email unstorable, and the send a 500).
  */
 function cleanSubject(s: string): string {
   // Whole runs of whitespace, each matched once: `\s*[\r\n]+\s*` retried a run of spaces from
   // each of its positions (40 KB of spaces in data took 0.9 s, 16 MB would take days).
-  return withoutControls(s.replace(/\s+/g, (run) => (/[\r\n]/.test(run) ? ' ' : run)))
-    .trim()
-    .slice(0, MAX_SUBJECT)
+  return truncate(
+    withoutControls(s.replace(/\s+/g, (run) => (/[\r\n]/.test(run) ? ' ' : run))).trim(),
+    MAX_SUBJECT,
+  )
 }
 
 function oneLine(e: unknown): string {

@@ -24,6 +24,15 @@ describe('htmlToText', () => {
     ).toBe('- one\n- two & three\n\n© 2026 Co — ☺')
   })
 
+  it('decodes a numeric reference to a surrogate, NUL or past Unicode as U+FFFD, as HTML does', () => {
+    expect(htmlToText('<p>a&#xD83D;b &#55357; &#xdc00;</p>')).toBe('a\ufffdb \ufffd \ufffd')
+    // Two halves given as two references are two replacements, never a pair or a lone half.
+    expect(htmlToText('&#xD83D;&#xDE00;')).toBe('\ufffd\ufffd')
+    expect(htmlToText('&#0; &#x110000; &#99999999999999999999999;')).toBe('\ufffd \ufffd \ufffd')
+    expect(htmlToText('&#x1F600; &#128512; &#xFFFD;')).toBe('😀 😀 \ufffd')
+    expect(/\p{Cs}/u.test(htmlToText('<a href="https://x.io/&#xD83D;">&#xD800;</a>'))).toBe(false)
+  })
+
   it('returns plain text unchanged', () => {
     expect(htmlToText('just text')).toBe('just text')
   })

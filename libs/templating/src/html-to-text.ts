@@ -165,13 +165,19 @@ const NAMED: Record<string, string> = {
   pound: '£',
 }
 
-/** Decodes the entities Handlebars escaping produces and the common named ones. */
+/**
+ * Decodes the entities Handlebars escaping produces and the common named ones. A numeric reference
+ * to NUL, to a surrogate (0xD800-0xDFFF) or past Unicode (0x10FFFF) is U+FFFD, as in HTML: `&#xD83D;`
+ * decoded as itself was a lone surrogate, which made the email's text unstorable as jsonb (a 500).
+ */
 export function decodeEntities(s: string): string {
   return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
     if (e[0] === '#') {
       const code =
         e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number.parseInt(e.slice(1), 10)
-      return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : m
+      // Too many digits parse as Infinity: past Unicode too.
+      const valid = code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff)
+      return String.fromCodePoint(valid ? code : 0xfffd)
     }
     // Own entries only: `&constructor;` read Object from the prototype and wrote its source.
     const name = e.toLowerCase()

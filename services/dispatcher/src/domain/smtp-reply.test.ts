@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { classify, enhancedStatus, isPlatformLimit } from './smtp-reply.js'
+import { classify, enhancedStatus, isPlatformLimit, replyText } from './smtp-reply.js'
 
 const rcpt = (code: number | null, text: string) => classify({ stage: 'rcpt', code, text })
 const message = (code: number | null, text: string) => classify({ stage: 'message', code, text })
@@ -89,5 +89,18 @@ describe('enhancedStatus', () => {
     expect(enhancedStatus('451 4.7.1 Slow down')).toBe('4.7.1')
     expect(enhancedStatus('250-2.0.0 Ok')).toBe('2.0.0')
     expect(enhancedStatus('451 Slow down')).toBeNull()
+  })
+})
+
+describe('replyText', () => {
+  it('keeps a reply on one line, and cuts one over 1,000 characters to 997 and "..."', () => {
+    expect(replyText('250-first\r\n250 second ')).toBe('250-first 250 second')
+    expect(replyText(`550 ${'x'.repeat(2000)}`)).toBe(`550 ${'x'.repeat(993)}...`)
+  })
+
+  it('never keeps half an emoji at the cut (the text is stored in jsonb events)', () => {
+    const text = replyText(`550 ${'x'.repeat(992)}😀${'y'.repeat(100)}`)
+    expect(text).toBe(`550 ${'x'.repeat(992)}...`)
+    expect(/\p{Cs}/u.test(text)).toBe(false)
   })
 })

@@ -2,6 +2,7 @@
  * What the relay said about one recipient, and what that means for it. Pure: the rules are
  * documented in docs/api.md ("Delivery") and pinned by smtp-reply.test.ts.
  */
+import { truncate } from '@mailer/contracts'
 
 /**
  * Where in the SMTP dialogue the answer came from:
@@ -106,8 +107,12 @@ export function classify(reply: Pick<RecipientReply, 'stage' | 'code' | 'text'>)
   return 'transient'
 }
 
-/** Replies are stored and shown whole (code and enhanced status included), on one line, bounded. */
+/**
+ * Replies are stored and shown whole (code and enhanced status included), on one line, bounded.
+ * A long one is cut without splitting an emoji (`truncate`): the text goes into events and
+ * `last_error` as jsonb, which refuses a lone surrogate, and the outcome could not be recorded.
+ */
 export function replyText(text: string): string {
   const t = text.replace(/\s+/g, ' ').trim()
-  return t.length > 1_000 ? `${t.slice(0, 997)}...` : t
+  return t.length > 1_000 ? `${truncate(t, 997)}...` : t
 }

@@ -1,5 +1,6 @@
 import { isIP, connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
+import { truncate } from '@mailer/contracts'
 import {
   asciiEnvelope,
   dataBlock,
@@ -237,13 +238,13 @@ export class SmtpConnection {
   private readonly onData = (chunk: string): void => {
     this.pending += chunk
     for (let nl = this.pending.indexOf('\n'); nl !== -1; nl = this.pending.indexOf('\n')) {
-      // A NUL from a broken relay would make the reply, kept as smtp_response and in events,
-      // unstorable (PostgreSQL refuses it): the outcome could never be recorded.
+      // A NUL from a broken relay (or half an emoji where the quote below is cut: `truncate`) would make
+      // the reply, kept as smtp_response and in events, unstorable: the outcome could never be recorded.
       const line = this.pending.slice(0, nl).replace(/\r$/, '').replaceAll('\u0000', '\uFFFD')
       this.pending = this.pending.slice(nl + 1)
       const m = REPLY_LINE.exec(line)
       if (!m) {
-        this.fail(new SmtpConnectionError(`unreadable reply from the relay: ${line.slice(0, 200)}`))
+        this.fail(new SmtpConnectionError(`unreadable reply from the relay: ${truncate(line, 200)}`))
         return
       }
       this.lines.push(line)
@@ -293,9 +294,8 @@ export class SmtpConnection {
   }
 
   /**
-   * The next reply, which must be whole within the time-out: the socket's inactivity time-out
-   * alone let a relay sending a continuation line now and then hold the message (and its pool
-   * slot) for ever.
+   * The next reply, which must be whole within the time-out: the socket's inactivity time-out alone
+   * let a relay sending a continuation line now and then hold the message (and its pool slot) for ever.
    */
   private take(): Promise<SmtpReply> {
     const r = this.replies.shift()
