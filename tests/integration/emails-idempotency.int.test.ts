@@ -56,6 +56,19 @@ describe('idempotency (contract.md part 3)', () => {
     expect(again.body).toEqual({ id: first.body.id, status: 'queued', idempotent: true })
   })
 
+  it('scheduledAt: null is the same request as no scheduledAt, both ways round', async () => {
+    const first = await send({ ...email(acme.from), scheduledAt: null }, acme.live, 'k-null-schedule')
+    expect(first.status).toBe(202)
+    const again = await send(email(acme.from), acme.live, 'k-null-schedule')
+    expect([again.status, again.body]).toEqual([
+      202,
+      { id: first.body.id, status: 'queued', idempotent: true },
+    ])
+    const plain = await send(email(acme.from), acme.live, 'k-no-schedule')
+    const nulled = await send({ ...email(acme.from), scheduledAt: null }, acme.live, 'k-no-schedule')
+    expect(nulled.body).toEqual({ id: plain.body.id, status: 'queued', idempotent: true })
+  })
+
   it('a different body under the same key is 409 idempotency_payload_mismatch', async () => {
     await send(email(acme.from), acme.live, 'k-mismatch')
     const r = await send(email(acme.from, { subject: 'Changed' }), acme.live, 'k-mismatch')

@@ -65,6 +65,21 @@ describe('requestHash', () => {
     expect(requestHash(parseSendInput({ ...base, subject: 'Other' }))).not.toBe(requestHash(b))
   })
 
+  it('takes scheduledAt: null and data: null as left out, as the send does', () => {
+    const plain = requestHash(parseSendInput(base))
+    expect(requestHash(parseSendInput({ ...base, scheduledAt: null }))).toBe(plain)
+    const { html: _html, ...noBody } = base
+    const templated = { ...noBody, template: 'welcome' }
+    expect(requestHash(parseSendInput({ ...templated, data: null }))).toBe(
+      requestHash(parseSendInput(templated)),
+    )
+    // Any other value still counts.
+    expect(requestHash(parseSendInput({ ...base, scheduledAt: '2030-01-01T00:00:00Z' }))).not.toBe(plain)
+    expect(requestHash(parseSendInput({ ...templated, data: {} }))).not.toBe(
+      requestHash(parseSendInput(templated)),
+    )
+  })
+
   it('canonical JSON sorts keys at every level and drops undefined', () => {
     expect(canonicalJson({ b: [{ z: 1, a: 2 }], a: undefined, c: null })).toBe(
       '{"b":[{"a":2,"z":1}],"c":null}',

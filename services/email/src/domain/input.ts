@@ -35,8 +35,14 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null'
 }
 
-/** The idempotency fingerprint: SHA-256 of the parsed input without `idempotencyKey`. */
+/**
+ * The idempotency fingerprint: SHA-256 of the parsed input without `idempotencyKey`, and without
+ * `scheduledAt: null` and `data: null`, which a send takes as left out: a repeat that wrote
+ * them one way and then the other is the same request (it was 409 idempotency_payload_mismatch).
+ */
 export function requestHash(input: SendEmailInput): string {
   const { idempotencyKey: _key, ...rest } = input
-  return createHash('sha256').update(canonicalJson(rest)).digest('hex')
+  const canonical: Record<string, unknown> = rest
+  for (const field of ['scheduledAt', 'data'] as const) if (canonical[field] === null) delete canonical[field]
+  return createHash('sha256').update(canonicalJson(canonical)).digest('hex')
 }
