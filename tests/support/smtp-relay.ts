@@ -27,6 +27,8 @@ export class TestRelay {
   connections = 0
   /** Connections cut by the front door (`setMode('drop')`, `dropConnections`): the outage was felt. */
   dropped = 0
+  /** The answer to MAIL FROM (the sender's address, lower-cased). */
+  mailFrom: (address: string) => Answer = () => 'accept'
   rcpt: (address: string) => Answer = () => 'accept'
   data: (envelopeTo: string[]) => Answer = () => 'accept'
   /** Finished messages waiting for `pause()` to be released before they are answered. */
@@ -74,6 +76,10 @@ export class TestRelay {
       closeTimeout: 500,
       logger: false,
       size: 50 * 1024 * 1024,
+      onMailFrom: (address, _s, cb) => {
+        const a = this.mailFrom(address.address.toLowerCase())
+        cb(a === 'accept' ? null : reject(a))
+      },
       onRcptTo: (address, _s, cb) => {
         const answer = () => {
           const a = this.rcpt(address.address.toLowerCase())

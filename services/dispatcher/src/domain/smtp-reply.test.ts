@@ -72,6 +72,18 @@ describe('classify', () => {
     expect(rcpt(550, '550 5.1.1 <x@y.test>: Recipient address rejected: User unknown')).toBe('bounced')
   })
 
+  it('the same refusals at MAIL FROM, and any 530, are our configuration too: deferred, never failed', () => {
+    expect(message(530, '530 5.7.0 Authentication Required')).toBe('transient')
+    expect(message(530, '530 5.7.0 Must issue a STARTTLS command first')).toBe('transient')
+    expect(message(530, '530 Access denied')).toBe('transient')
+    expect(
+      message(553, '553 5.7.1 <a@acme.test>: Sender address rejected: not owned by user relay-user'),
+    ).toBe('transient')
+    expect(message(554, '554 5.7.1 Relay access denied')).toBe('transient')
+    // The message itself refused stays refused.
+    expect(message(554, '554 5.7.1 Message rejected as spam')).toBe('message_rejected')
+  })
+
   it('a non-ASCII address the relay cannot take (5.6.7) fails that recipient, without bouncing it', () => {
     expect(rcpt(553, '553 5.6.7 Must declare SMTPUTF8 to send unicode address')).toBe('message_rejected')
   })

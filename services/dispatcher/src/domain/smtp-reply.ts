@@ -97,7 +97,11 @@ export function classify(reply: Pick<RecipientReply, 'stage' | 'code' | 'text'>)
   if (recipients === 'words') return 'transient'
   if (isPlatformLimit(code, text)) return 'platform_limit'
   if (recipients === 'status') return 'transient'
-  if (stage === 'rcpt' && RELAY_REFUSED.test(text)) return 'transient'
+  // Said at MAIL FROM it is the same refusal, for every message (Gmail's and Office 365's
+  // `530 5.7.0 Authentication Required` when the login is missing, `Must issue a STARTTLS command
+  // first` when TLS was turned off): as `message_rejected` it failed all mail for good until an
+  // operator fixed the relay settings. A 530 is by definition that (RFC 4954, RFC 3207).
+  if ((stage === 'rcpt' || stage === 'message') && (code === 530 || RELAY_REFUSED.test(text))) return 'transient'
   // Non-ASCII address without SMTPUTF8 on the way (RFC 6531): the relay's limit, not a bad address.
   if (stage === 'rcpt' && enhancedStatus(text) === '5.6.7') return 'message_rejected'
   // A 5xx before any message was offered (greeting, AUTH) is a relay or configuration problem
