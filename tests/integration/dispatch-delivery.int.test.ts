@@ -192,15 +192,20 @@ describe('delivery through the SMTP relay', () => {
 
   it('a 550 for one recipient bounces and suppresses it while the others are delivered', async () => {
     await seed.sql(`INSERT INTO suppressions (address, reason) VALUES ('grumpy@example.com', 'complaint')`)
+    // Added by hand after the email was accepted (a scheduled email, a retry): the bounce is the
+    // stronger reason, as an admin add ranks them.
+    await seed.sql(
+      `INSERT INTO suppressions (address, reason, created_at) VALUES ('moody@example.com', 'manual', '2026-01-02T03:04:05Z')`,
+    )
     relay.rcpt = (a) =>
-      a === 'nobody@example.com' || a === 'grumpy@example.com'
+      a === 'nobody@example.com' || a === 'grumpy@example.com' || a === 'moody@example.com'
         ? { code: 550, message: '5.1.1 No such user here' }
         : 'accept'
     try {
       const id = await seed.email(PROJECT, {
         from: 'hi@mail.acme.test',
         to: ['frank@example.com', 'nobody@example.com'],
-        cc: ['grumpy@example.com'],
+        cc: ['grumpy@example.com', 'moody@example.com'],
         subject: 'Partly',
         text: 'x',
       })
@@ -211,6 +216,7 @@ describe('delivery through the SMTP relay', () => {
       expect((await recipients(id)).map((r) => [r.address, r.status, r.smtp_status, r.bounce_type])).toEqual([
         ['frank@example.com', 'delivered', 250, null],
         ['grumpy@example.com', 'bounced', 550, 'hard'],
+        ['moody@example.com', 'bounced', 550, 'hard'],
         ['nobody@example.com', 'bounced', 550, 'hard'],
       ])
       const bounced = (await timeline(id)).find(
@@ -222,13 +228,17 @@ describe('delivery through the SMTP relay', () => {
         terminal: true,
       })
       const sup = await seed.sql(
-        `SELECT address, reason, source_email_id FROM suppressions WHERE address IN ('nobody@example.com', 'grumpy@example.com') ORDER BY address`,
+        `SELECT address, reason, source_email_id, created_at FROM suppressions
+         WHERE address IN ('nobody@example.com', 'grumpy@example.com', 'moody@example.com') ORDER BY address`,
       )
-      // A new hard bounce is suppressed; an existing complaint is never downgraded.
-      expect(sup).toEqual([
+      // A new hard bounce is suppressed; an existing complaint is never downgraded; a manual entry
+      // becomes the bounce, from this email, and keeps when it was first listed.
+      expect(sup.map(({ created_at: _, ...r }) => r)).toEqual([
         { address: 'grumpy@example.com', reason: 'complaint', source_email_id: null },
+        { address: 'moody@example.com', reason: 'hard_bounce', source_email_id: id },
         { address: 'nobody@example.com', reason: 'hard_bounce', source_email_id: id },
       ])
+      expect(sup[1].created_at).toEqual(new Date('2026-01-02T03:04:05Z'))
     } finally {
       relay.rcpt = () => 'accept'
     }
@@ -292,7 +302,7 @@ describe('delivery through the SMTP relay', () => {
     const res = await fetch(`http://127.0.0.1:${stack.metricsPort('dispatcher')}/metrics`)
     const text = await res.text()
     expect(text).toMatch(/^mailer_dispatcher_deliveries_total\{outcome="delivered"\} \d+/m)
-    expect(text).toMatch(/^mailer_dispatcher_deliveries_total\{outcome="bounced"\} 2$/m)
+    expect(text).toMatch(/^mailer_dispatcher_deliveries_total\{outcome="bounced"\} 3$/m)
     expect(text).toMatch(/^mailer_dispatcher_delivery_seconds_count \d+/m)
     expect(text).toMatch(/^mailer_dispatcher_relay_breaker_open 0$/m)
   })

@@ -20,8 +20,11 @@ export type OutboxRows = OutboxRow[]
  *   nothing for that email, and every other row below joins `u`, the emails actually updated;
  * - their recipients;
  * - new suppressions, in address order so two concurrent writes never take the same rows in
- *   opposite orders; one that exists is kept as it is (a complaint or manual entry is never
- *   downgraded to a hard bounce, and the first bounce stays the source);
+ *   opposite orders; an existing `manual` entry becomes `hard_bounce` with this email as its
+ *   source (the stronger reason, as SuppressionStore.add ranks them: a manual entry added after the
+ *   email was accepted), a complaint or an earlier bounce is kept as it is (the first bounce stays
+ *   the source). Once per address (the earliest email of the write is the source): an upsert
+ *   that updates cannot meet its own row twice in one statement;
  * - the events on the timeline and, for live emails (never `email.test`), in the outbox: what
  *   recordEvents in @mailer/email-core does (timelineRow, eventMessage), the published ones in
  *   group messages (eventGroupsCte) rather than one message each.
@@ -58,9 +61,10 @@ WITH l AS (
   WHERE r.email_id = v.email_id AND r.address = v.address
 ), s AS (
   INSERT INTO suppressions (address, reason, source_email_id)
-  SELECT v.a, 'hard_bounce', v.e FROM unnest($10::text[], $11::text[]) AS v(a, e) JOIN u ON u.id = v.e
-  ORDER BY v.a
-  ON CONFLICT (address) DO NOTHING
+  SELECT DISTINCT ON (v.a) v.a, 'hard_bounce', v.e FROM unnest($10::text[], $11::text[]) AS v(a, e) JOIN u ON u.id = v.e
+  ORDER BY v.a, v.e
+  ON CONFLICT (address) DO UPDATE SET reason = EXCLUDED.reason, source_email_id = EXCLUDED.source_email_id
+    WHERE suppressions.reason = 'manual'
 ), t AS (
   INSERT INTO email_events (id, project_id, email_id, mode, type, recipient, payload, created_at)
   SELECT x.id, x.project_id, x.email_id, x.mode, x.type, x.recipient, x.payload, x.created_at
