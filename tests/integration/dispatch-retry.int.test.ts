@@ -292,3 +292,50 @@ describe('transient failures', () => {
     })
   })
 })
+
+describe('email.failed', () => {
+  it('comes once, when the email ends failed: not when one recipient is refused while another still waits', async () => {
+    // jürgen is refused as a message at attempt 1 (a relay's 5.6.7: it cannot take the address);
+    // bob1 is deferred at every attempt and runs out of retries at the third.
+    relay.rcpt = (a) =>
+      a.startsWith('jürgen@')
+        ? { code: 553, message: '5.6.7 Must declare SMTPUTF8 to send unicode address' }
+        : a.startsWith('bob1@')
+          ? { code: 451, message: '4.3.0 bob1 later' }
+          : 'accept'
+    try {
+      const id = await seed.email(PROJECT, {
+        from: FROM,
+        to: ['jürgen@example.com', 'bob1@example.com'],
+        subject: 'Once',
+        text: 'x',
+      })
+      await seed.dispatch(id, PROJECT)
+
+      const row = await until(id, (r) => r.status === 'failed', 'failed')
+      expect(row.attempts).toBe(3)
+      expect(row.failed_at).toBeInstanceOf(Date)
+      const refused = '553 5.6.7 Must declare SMTPUTF8 to send unicode address'
+      expect(
+        await seed.sql(
+          'SELECT address, status, smtp_response FROM email_recipients WHERE email_id = $1 ORDER BY address',
+          [id],
+        ),
+      ).toEqual([
+        { address: 'bob1@example.com', status: 'failed', smtp_response: '451 4.3.0 bob1 later' },
+        { address: 'jürgen@example.com', status: 'failed', smtp_response: refused },
+      ])
+      const events = await timeline(id)
+      expect(events.map((e) => [e.type, e.recipient])).toEqual([
+        ['email.deferred', 'bob1@example.com'],
+        ['email.deferred', 'bob1@example.com'],
+        ['email.failed', null],
+      ])
+      // The refusal (stored at attempt 1) is why the email failed, not bob1's last deferral.
+      expect(events[2]!.payload.data).toMatchObject({ code: 'message_rejected', message: refused })
+      expect(row.last_error).toBe(refused)
+    } finally {
+      relay.rcpt = () => 'accept'
+    }
+  })
+})

@@ -24,7 +24,18 @@ export interface ClaimedEmail {
   dueAt: Date
   /** Null when the content row is gone (retention purge). */
   content: EmailContent | null
-  recipients: Array<{ address: string; kind: string; status: RecipientStatus }>
+  recipients: ClaimedRecipient[]
+}
+
+export interface ClaimedRecipient {
+  address: string
+  kind: string
+  status: RecipientStatus
+  /**
+   * Its stored reply when it is already `failed` (refused as a message on an earlier attempt),
+   * else null: the message of the email's `email.failed` if the email ends failed later.
+   */
+  smtpResponse: string | null
 }
 
 export interface EmailContent {

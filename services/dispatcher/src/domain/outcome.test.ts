@@ -188,6 +188,116 @@ describe('planOutcome', () => {
   })
 })
 
+// The relay's answers of the audit's cases (MAX_RETRIES=2: attempt 3 is the last).
+const notAscii = (address: string): RecipientReply => ({
+  address,
+  stage: 'rcpt',
+  code: 553,
+  text: '553 5.6.7 Not sent: the address is not ASCII and the relay does not offer SMTPUTF8',
+})
+const later = (address: string): RecipientReply => ({
+  address,
+  stage: 'rcpt',
+  code: 451,
+  text: `451 4.3.0 ${address.split('@')[0]} later`,
+})
+const twoRetries = { ...policy, maxRetries: 2 }
+
+/**
+ * Runs attempts one after the other as the dispatcher would: each is given the recipients'
+ * statuses the previous ones left, and the stored reply of those `failed` (what the claim reads).
+ */
+function attemptsOf(addresses: string[], answers: Array<(address: string) => RecipientReply | null>) {
+  const stored = new Map(addresses.map((a) => [a, { status: 'queued' as RecipientStatus, reply: '' }]))
+  let alreadySent = false
+  return answers.map((answer, i) => {
+    const recipients = addresses.map((address) => {
+      const r = stored.get(address)!
+      return { address, status: r.status, smtpResponse: r.status === 'failed' ? r.reply : null }
+    })
+    const replies = recipients
+      .filter((r) => ['queued', 'deferred'].includes(r.status))
+      .map((r) => answer(r.address)!)
+    const p = plan(replies, { attempts: i + 1, alreadySent, recipients, policy: twoRetries })
+    for (const u of p.recipients) stored.set(u.address, { status: u.status, reply: u.smtpResponse ?? '' })
+    alreadySent ||= p.sent
+    return p
+  })
+}
+const failedEvents = (p: { events: Array<{ type: string; extra?: unknown }> }) =>
+  p.events.filter((e) => e.type === 'email.failed').map((e) => e.extra)
+
+describe('planOutcome: email.failed once, when the email ends failed', () => {
+  it('a recipient refused at attempt 1 while another is deferred, then runs out: one email.failed, at the end, message_rejected', () => {
+    const [first, second, last] = attemptsOf(
+      ['bob1@x.test', 'jürgen@x.test'],
+      [1, 2, 3].map(() => (a: string) => (a === 'jürgen@x.test' ? notAscii(a) : later(a))),
+    )
+    expect(first!.status).toBe('deferred')
+    expect(first!.events.map((e) => [e.type, e.recipient])).toEqual([['email.deferred', 'bob1@x.test']])
+    expect(first!.failed).toBe(false)
+    // Why the email still waits, not the refusal.
+    expect(first!.lastError).toBe('451 4.3.0 bob1 later')
+    expect(second!.events.map((e) => e.type)).toEqual(['email.deferred'])
+    expect(last!.status).toBe('failed')
+    expect(last!.failed).toBe(true)
+    expect(last!.events.map((e) => e.type)).toEqual(['email.failed'])
+    // The refusal's reply, stored at attempt 1: the email failed because of it.
+    expect(failedEvents(last!)).toEqual([{ code: 'message_rejected', message: notAscii('j').text }])
+    expect(last!.lastError).toBe(notAscii('j').text)
+  })
+
+  it('a recipient refused at attempt 1, the other delivered at attempt 2: email.failed after the delivery', () => {
+    const [first, second] = attemptsOf(
+      ['carl@x.test', 'jürgen@x.test'],
+      [(a) => (a === 'jürgen@x.test' ? notAscii(a) : later(a)), (a) => (a === 'carl@x.test' ? ok(a) : null)],
+    )
+    expect(failedEvents(first!)).toEqual([])
+    expect(first!.status).toBe('deferred')
+    expect(second!.status).toBe('failed')
+    expect(second!.events.map((e) => [e.type, e.recipient ?? null])).toEqual([
+      ['email.sent', null],
+      ['email.delivered', 'carl@x.test'],
+      ['email.failed', null],
+    ])
+    expect(failedEvents(second!)).toEqual([{ code: 'message_rejected', message: notAscii('j').text }])
+  })
+
+  it('an email that ends bounced gets no email.failed, though another recipient ran out of retries', () => {
+    const plans = attemptsOf(
+      ['dan@x.test', 'nope@x.test'],
+      [1, 2, 3].map(() => (a: string) => (a === 'nope@x.test' ? unknownUser(a) : later(a))),
+    )
+    expect(plans.flatMap(failedEvents)).toEqual([])
+    const last = plans[2]!
+    expect(last.status).toBe('bounced')
+    expect(last.failed).toBe(false)
+    expect(last.recipients.map((r) => [r.address, r.status])).toEqual([['dan@x.test', 'failed']])
+    expect(last.lastError).toBe('451 4.3.0 dan later')
+  })
+
+  it('a bounce on the last attempt is never the error: last_error is the reply of the recipient that ran out', () => {
+    const p = plan([unknownUser('aaa@x.test'), later('zzz@x.test')], {
+      attempts: 3,
+      policy: twoRetries,
+      recipients: [
+        { address: 'aaa@x.test', status: 'deferred' },
+        { address: 'zzz@x.test', status: 'deferred' },
+      ],
+    })
+    expect(p.status).toBe('bounced')
+    expect(failedEvents(p)).toEqual([])
+    expect(p.lastError).toBe('451 4.3.0 zzz later')
+  })
+
+  it('running out on the last attempt after a delivery: retries_exhausted with the reply of the one that ran out', () => {
+    const p = plan([ok('aaa@x.test'), later('zzz@x.test')], { attempts: 3, policy: twoRetries })
+    expect(p.status).toBe('failed')
+    expect(failedEvents(p)).toEqual([{ code: 'retries_exhausted', message: '451 4.3.0 zzz later' }])
+    expect(p.lastError).toBe('451 4.3.0 zzz later')
+  })
+})
+
 describe('planUnsendable', () => {
   it('fails every recipient still on its way and the email with the given code', () => {
     const p = planUnsendable(
@@ -211,5 +321,21 @@ describe('planUnsendable', () => {
       },
     ])
     expect(p.events).toEqual([{ type: 'email.failed', extra: { code: 'content_expired', message: 'gone' } }])
+  })
+
+  it('gives no email.failed when the email ends bounced', () => {
+    const p = planUnsendable(
+      [
+        { address: 'a@x.test', status: 'bounced' },
+        { address: 'b@x.test', status: 'deferred' },
+      ],
+      'content_expired',
+      'gone',
+      now,
+    )
+    expect(p.status).toBe('bounced')
+    expect(p.failed).toBe(false)
+    expect(p.recipients.map((r) => [r.address, r.status])).toEqual([['b@x.test', 'failed']])
+    expect(p.events).toEqual([])
   })
 })

@@ -12,6 +12,11 @@ import { classify, type RecipientReply, type Verdict } from './smtp-reply.js'
 export interface RecipientState {
   address: string
   status: RecipientStatus
+  /**
+   * The stored reply of a recipient already `failed` (the claim reads it for those only): the
+   * message of `email.failed` when the email ends failed on a later attempt.
+   */
+  smtpResponse?: string | null
 }
 
 export interface AttemptResult {
@@ -93,7 +98,10 @@ export function planOutcome(input: PlanInput): Plan {
   const perRecipient: NewEvent[] = []
   const suppress: string[] = []
   const outcomes: Outcome[] = []
+  // This attempt's first reply of each kind: the causes `email.failed` and `last_error` name.
   let rejectedMessage: RecipientReply | undefined
+  let exhausted: RecipientReply | undefined
+  let deferred: RecipientReply | undefined
 
   for (const { reply, verdict } of judged) {
     const was = current.get(reply.address) ?? 'queued'
@@ -137,9 +145,11 @@ export function planOutcome(input: PlanInput): Plan {
     } else if (verdict === 'message_rejected' || !canRetry) {
       next = 'failed'
       if (verdict === 'message_rejected') rejectedMessage ??= reply
+      else exhausted ??= reply
       outcomes.push('failed')
     } else if (verdict === 'transient') {
       next = 'deferred'
+      deferred ??= reply
       perRecipient.push({
         type: 'email.deferred',
         recipient: reply.address,
@@ -173,7 +183,6 @@ export function planOutcome(input: PlanInput): Plan {
     })
   }
   events.push(...perRecipient)
-  const firstError = judged.find((j) => j.verdict !== 'delivered')?.reply
   if (platformLimit && canRetry) {
     events.push({
       type: 'email.retrying',
@@ -185,27 +194,35 @@ export function planOutcome(input: PlanInput): Plan {
       },
     })
   }
-  const newlyFailed = recipients.some((r) => r.status === 'failed')
-  if (newlyFailed) {
-    const cause = rejectedMessage ?? firstError
-    events.push({
-      type: 'email.failed',
-      extra: {
-        code: rejectedMessage ? 'message_rejected' : 'retries_exhausted',
-        message: cause?.text ?? 'delivery failed',
-      },
-    })
-  }
 
   const all = input.recipients.map((r) => current.get(r.address) ?? r.status)
   const status: EmailStatus = canRetry ? (platformLimit ? 'queued' : 'deferred') : deriveEmailStatus(all)
+  // A recipient already failed while the email was still being tried was refused as a message:
+  // running out of retries, or an unsendable email, fails every recipient still waiting at once
+  // and the email ends with them.
+  const earlier = input.recipients.find((r) => r.status === 'failed')
+  const failure = {
+    code: rejectedMessage || earlier ? 'message_rejected' : 'retries_exhausted',
+    // The reply of the recipient whose failure the code names (this attempt's refusal first),
+    // never a bounce's or a delivery's: the email did not fail because of those.
+    message: rejectedMessage?.text ?? earlier?.smtpResponse ?? exhausted?.text ?? 'delivery failed',
+  }
+  // Once, when the email ends failed (interface.md: "email ended as failed"): not for a
+  // recipient failing while others still wait, nor for an email that ends bounced.
+  if (status === 'failed') events.push({ type: 'email.failed', extra: failure })
+  // What an operator reading `last_error` looks for: why the email failed, or why it still waits
+  // (the quota answer of an email queued by the platform limit, else a deferral's reply). A
+  // bounce or a delivery is an outcome, not an error; null keeps the stored one (record.ts).
+  const waiting = platformLimit && canRetry ? platformLimit.reply : deferred
+  const lastError =
+    status === 'failed' ? failure.message : ((waiting ?? rejectedMessage ?? exhausted)?.text ?? null)
   return {
     at: now,
     status,
     nextAttemptAt: canRetry ? new Date(now.getTime() + Math.round(delaySeconds * 1000)) : null,
     sent,
     failed: status === 'failed',
-    lastError: firstError?.text ?? null,
+    lastError,
     recipients,
     events,
     suppress,
@@ -215,7 +232,8 @@ export function planOutcome(input: PlanInput): Plan {
 
 /**
  * The email cannot be sent at all (its content expired, or it cannot be rendered): every
- * recipient still on its way fails and the email gets `email.failed` with `code`.
+ * recipient still on its way fails, and the email gets `email.failed` with `code` when that
+ * makes it end `failed` (as planOutcome: one that ends `bounced` gets none).
  */
 export function planUnsendable(recipients: RecipientState[], code: string, message: string, now: Date): Plan {
   const updates: RecipientUpdate[] = recipients
@@ -237,9 +255,9 @@ export function planUnsendable(recipients: RecipientState[], code: string, messa
     nextAttemptAt: null,
     sent: false,
     failed: status === 'failed',
-    lastError: message,
+    lastError: updates.length ? message : null,
     recipients: updates,
-    events: updates.length ? [{ type: 'email.failed', extra: { code, message } }] : [],
+    events: updates.length && status === 'failed' ? [{ type: 'email.failed', extra: { code, message } }] : [],
     suppress: [],
     outcomes: updates.map(() => 'failed'),
   }

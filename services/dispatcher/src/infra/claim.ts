@@ -1,6 +1,5 @@
 import type { PgPool } from '@mailer/db'
-import type { RecipientStatus } from '@mailer/email-core'
-import { type ClaimedEmail, releasedStatus } from '../domain/claimed-email.js'
+import { type ClaimedEmail, type ClaimedRecipient, releasedStatus } from '../domain/claimed-email.js'
 import { claimableSql } from './claim-conditions.js'
 
 export type ClaimResult =
@@ -33,13 +32,15 @@ interface ClaimRow {
   text: string | null
   headers: unknown
   attachments: unknown
-  recipients: Array<{ address: string; kind: string; status: RecipientStatus }>
+  recipients: ClaimedRecipient[]
 }
 
 // One round trip: take the email (a queued or deferred one whose retry is due and published, or
 // a `sending` one whose dispatcher died: its claim is older than the ack wait) and read what is
 // needed to send it. The row lock makes the claim exclusive across replicas.
 // The state test is a CASE so that the rows are found by primary key only (claim-conditions.ts).
+// A recipient's reply is read only when it is `failed` (planOutcome names it in `email.failed`):
+// the others' replies would only lengthen every claim's JSON.
 const CLAIM_SQL = `
 WITH claimed AS (
   UPDATE emails SET status = 'sending', claimed_at = now(), attempts = attempts + 1
@@ -52,7 +53,8 @@ SELECT c.id, c.project_id AS "projectId", c.mode, c.from_address AS "from", c.re
        c.track_clicks AS "trackClicks", c.attempts, c.claimed_at AS "claimedAt", c.sent_at AS "sentAt",
        c.created_at AS "createdAt", GREATEST(c.created_at, c.scheduled_at) AS "dueAt", ec.email_id IS NOT NULL AS "hasContent", ec.html, ec.text,
        ec.headers, ec.attachments,
-       COALESCE((SELECT json_agg(json_build_object('address', r.address, 'kind', r.kind, 'status', r.status)
+       COALESCE((SELECT json_agg(json_build_object('address', r.address, 'kind', r.kind, 'status', r.status,
+                                   'smtpResponse', CASE WHEN r.status = 'failed' THEN r.smtp_response END)
                                  ORDER BY r.address)
                  FROM email_recipients r WHERE r.email_id = c.id), '[]'::json) AS recipients
 FROM claimed c LEFT JOIN email_contents ec ON ec.email_id = c.id`
