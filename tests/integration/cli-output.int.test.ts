@@ -240,6 +240,16 @@ describe('bad flags', () => {
     const withPassword = await mailer(['projects', 'list', '--url', 'http://ops:s3cret-pw@127.0.0.1:1'])
     expect(withPassword.code).toBe(2)
     expect(withPassword.stderr).not.toContain('s3cret-pw')
+    // A key typed where the URL goes parses as a URL of scheme `adm-secretkey:`: not quoted either.
+    for (const [args, extra] of [
+      [['--url', 'adm-SECRETKEY:zz', 'projects', 'list'], {}],
+      [['projects', 'list'], { MAILER_URL: 'adm-SECRETKEY:zz' }],
+    ] as const) {
+      const r = await mailer([...args], extra)
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.stderr, args.join(' ')).toMatch(/^error: (--url|MAILER_URL) must be .*http:\/\/localhost:3000/)
+      expect((r.stderr + r.stdout).toLowerCase(), args.join(' ')).not.toContain('secretkey')
+    }
   })
 
   it('a key no header can carry, or an id the URL would resolve away, is a usage error that never echoes the key', async () => {

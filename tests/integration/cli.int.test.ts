@@ -184,6 +184,17 @@ describe('emails and events', () => {
     expect(across.data.map((e: { id: string }) => e.id)).toEqual(expect.arrayContaining([sent.id, mirror.id]))
   })
 
+  it('send --idempotency-key takes a key no HTTP header can carry (the SDK sends it in the body)', async () => {
+    const p = await project('cli-idem')
+    const args = ['send', '--from', p.from, '--to', 'alice@example.com', '--idempotency-key', '订单-42']
+    const first = await json(args, { MAILER_API_KEY: p.key })
+    expect(first).toMatchObject({ status: 'queued' })
+    expect(await json(args, { MAILER_API_KEY: p.key })).toEqual({ ...first, idempotent: true })
+    const human = await mailer(args.slice(0, -1).concat('订单-43'), { MAILER_API_KEY: p.key })
+    expect(human.code).toBe(0)
+    expect(human.stdout).not.toContain(first.id)
+  })
+
   it('tail prints new emails as they are sent and stops after --count', async () => {
     const p = await project('cli-tail')
     const client = new MailerClient({ apiKey: p.key, baseUrl: stack.gatewayUrl })

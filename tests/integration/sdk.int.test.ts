@@ -182,6 +182,40 @@ describe('MailerClient', () => {
     expect(dry.data[0]).toMatchObject({ id: null, status: 'queued' })
   })
 
+  it('sends a key no HTTP header can carry as given, so that the service sees exactly that key', async () => {
+    const p = await project('idem-text')
+    const input = { from: p.from, to: 'erin@example.com', subject: 'Once', text: 'x' }
+    // The input's own field always carried any key: the option's key finds that email.
+    const first = await p.live.emails.send({ ...input, idempotencyKey: '订单-42' })
+    expect(await p.live.emails.send(input, { idempotencyKey: '订单-42' })).toEqual({
+      ...first,
+      idempotent: true,
+    })
+    // fetch drops spaces around a header value: ' order-42 ' was sent as another key, 'order-42'.
+    const padded = await p.live.emails.send(input, { idempotencyKey: ' order-42 ' })
+    expect(await p.live.emails.send({ ...input, idempotencyKey: ' order-42 ' })).toEqual({
+      ...padded,
+      idempotent: true,
+    })
+    expect((await p.live.emails.send(input, { idempotencyKey: 'order-42' })).id).not.toBe(padded.id)
+
+    // A batch: each item without a key of its own gets `<key>:<index>`, as from the header.
+    const second = await p.live.emails.send({ ...input, to: 'b1@example.com', idempotencyKey: '批-7:1' })
+    const items = [
+      { ...input, to: 'b0@example.com' },
+      { ...input, to: 'b1@example.com' },
+    ]
+    const batch = await p.live.emails.sendBatch(items, { idempotencyKey: '批-7' })
+    expect(batch.data[0]).toMatchObject({ status: 'queued' })
+    expect(batch.data[0]).not.toHaveProperty('idempotent')
+    expect(batch.data[1]).toEqual({ ...second, idempotent: true })
+
+    // A request id is a header only: refused before any request, never a connection error.
+    const e = await p.live.me({ requestId: '请求-1' }).catch((err: unknown) => err)
+    expect(e).toBeInstanceOf(TypeError)
+    expect(e).not.toBeInstanceOf(MailerConnectionError)
+  })
+
   it('reports a bad key, a bad field and an unreachable server in their own error types', async () => {
     const bad = new MailerClient({ apiKey: `fs_live_${'a'.repeat(32)}`, baseUrl: stack.gatewayUrl })
     expect(await caught(bad.me())).toMatchObject({

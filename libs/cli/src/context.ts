@@ -68,8 +68,8 @@ export class Context {
 /**
  * The deployment's base URL, checked before any request: `localhost:3000` (as in a curl
  * example) would otherwise parse as a URL of scheme `localhost:` and fail as an unreachable
- * host. A user name or password in it is refused without echoing it: fetch cannot send them
- * and the API takes keys, not URL credentials.
+ * host. No part of it is echoed: a user name or password cannot be sent (the API takes keys, not
+ * URL credentials), and anything else may be a key typed in the wrong place.
  */
 function checkUrl(value: string, from: string): string {
   const example = 'an http:// or https:// URL such as http://localhost:3000'
@@ -83,8 +83,10 @@ function checkUrl(value: string, from: string): string {
     throw new UsageError(
       `${from} must not hold a user name or password: pass keys with --admin-key or --api-key`,
     )
+  // Its scheme is not quoted either: `adm-SECRETKEY:zz` (a key typed where the URL goes) parses
+  // as a URL whose scheme is the key (docs/api.md: a usage error never quotes what was typed).
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new UsageError(`${from} must be ${example}, not ${url.protocol}`)
+    throw new UsageError(`${from} must be ${example} (the scheme given is not shown)`)
   return value
 }
 

@@ -32,7 +32,11 @@ export interface TransportOptions {
 }
 
 export interface RequestOptions {
-  /** Your own `X-Request-Id` (echoed back, quoted in the service's logs). */
+  /**
+   * Your own `X-Request-Id` (echoed back, quoted in the service's logs when it is 1-200 letters,
+   * digits and `_ . : @ / + = -`). One a header cannot carry as given (beyond printable ASCII,
+   * spaces at either end) is a TypeError before any request.
+   */
   requestId?: string
   /** Overrides the client's `maxRetries` for this call. */
   maxRetries?: number
@@ -44,6 +48,8 @@ export interface CallInit extends RequestOptions {
   body?: unknown
   /** `Idempotency-Key` (the sends); repeated unchanged on every retry. */
   idempotencyKey?: string | undefined
+  /** The body carries the key (every item's, for a batch) in place of the header. */
+  keyInBody?: boolean
   /** The route deduplicates by idempotency key (a send): one makes the call safe to repeat. */
   keyed?: boolean
 }
@@ -82,6 +88,27 @@ function appendQuery(url: URL, query: Query | undefined): void {
     if (Array.isArray(value)) for (const v of value) url.searchParams.append(key, String(v))
     else url.searchParams.set(key, value instanceof Date ? value.toISOString() : String(value))
   }
+}
+
+/**
+ * Whether a header carries `s` to the service exactly as given: printable ASCII with no space at
+ * either end. fetch drops spaces and tabs around a value (` order-42` arrives as another key),
+ * refuses a line break and anything beyond U+00FF, and the gateway reads the bytes as Latin-1, so
+ * `订单-42` sent as UTF-8 would arrive as other characters. The empty string passes: the service
+ * answers it (1-256 characters) as it always did.
+ */
+export const headerCarries = (s: string): boolean => /^(?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)?$/.test(s)
+
+/**
+ * `value` of `option` as a header, or a TypeError before any request: fetch's own refusal would
+ * reject the fetch and read as a connection failure, though nothing was sent. The value is not
+ * quoted (a request id or key may be a secret, or a secret pasted by mistake).
+ */
+function headerOption(option: string, value: string, hint: string): string {
+  if (headerCarries(value)) return value
+  throw new TypeError(
+    `${option} cannot go in an HTTP header as given: it must be printable ASCII with no space at either end (${hint})`,
+  )
 }
 
 /**
@@ -130,6 +157,14 @@ export class HttpTransport {
         'baseUrl must not hold a user name or password (not shown): pass the key as apiKey or adminKey',
       )
     this.#opts = opts.token === undefined ? opts : { ...opts, token: headerSafeToken(opts.token) }
+    // Refused here, naming the header but not its value: at fetch time it read as a connection failure.
+    for (const [name, value] of Object.entries(opts.headers ?? {})) {
+      try {
+        new Headers([[name, value]])
+      } catch {
+        throw new TypeError(`headers: '${name}' cannot be sent as an HTTP header (its value is not shown)`)
+      }
+    }
     const f = opts.fetch ?? globalThis.fetch
     if (typeof f !== 'function') throw new TypeError('no fetch available: pass options.fetch')
     this.fetchFn = f
@@ -143,7 +178,8 @@ export class HttpTransport {
     // have been applied before a 503, and a repeat would apply it again.
     const idempotent =
       method === 'GET' ||
-      (init.keyed === true && (init.idempotencyKey !== undefined || typeof bodyKey === 'string'))
+      (init.keyed === true &&
+        (init.idempotencyKey !== undefined || init.keyInBody === true || typeof bodyKey === 'string'))
     for (let retriesDone = 0; ; retriesDone++) {
       try {
         return await this.once<T>(method, path, init)
@@ -163,8 +199,18 @@ export class HttpTransport {
     appendQuery(url, init.query)
     const headers: Record<string, string> = { accept: 'application/json', ...this.#opts.headers }
     if (this.#opts.token) headers.authorization = `Bearer ${headerBytes(this.#opts.token)}`
-    if (init.idempotencyKey !== undefined) headers['idempotency-key'] = init.idempotencyKey
-    if (init.requestId !== undefined) headers['x-request-id'] = init.requestId
+    if (init.idempotencyKey !== undefined)
+      headers['idempotency-key'] = headerOption(
+        'idempotencyKey',
+        init.idempotencyKey,
+        'a send carries any other key in its body',
+      )
+    if (init.requestId !== undefined)
+      headers['x-request-id'] = headerOption(
+        'requestId',
+        init.requestId,
+        'the service keeps 1-200 letters, digits and _ . : @ / + = -',
+      )
     let body: string | undefined
     if (init.body !== undefined) {
       body = JSON.stringify(init.body)

@@ -10,6 +10,7 @@ interface Seen {
   method: string
   url: string
   headers: IncomingHttpHeaders
+  body: string
 }
 let answer: (n: number) => {
   status: number
@@ -22,8 +23,11 @@ let server: Server
 let baseUrl: string
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    seen.push({ method: req.method!, url: req.url!, headers: req.headers })
+  server = createServer(async (req, res) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const body = Buffer.concat(chunks).toString('utf8')
+    seen.push({ method: req.method!, url: req.url!, headers: req.headers, body })
     const a = answer(seen.length)
     setTimeout(() => {
       res.writeHead(a.status, {
@@ -201,5 +205,84 @@ describe('HTTP transport', () => {
     } finally {
       if (saved !== undefined) process.env.MAILER_API_KEY = saved
     }
+  })
+})
+
+// fetch sends a header value only as bytes up to U+00FF, drops spaces around it and refuses a line
+// break; the gateway reads header bytes as Latin-1. contract.md allows any key of 1-256 characters.
+describe('values an HTTP header cannot carry as given', () => {
+  const sentKeys = () => seen.map((s) => (JSON.parse(s.body) as { idempotencyKey?: string }).idempotencyKey)
+  const unavailable = {
+    status: 503,
+    body: JSON.stringify({ error: { type: 'internal_error', code: 'service_unavailable', message: 'x' } }),
+  }
+
+  it("a send's idempotencyKey goes as the body's idempotencyKey, exactly as given, and no header", async () => {
+    for (const key of ['订单-42', ' padded ', 'café', 'line\nbreak']) {
+      answer = (n) => (n === 1 ? limited('1') : ok)
+      const c = client()
+      expect(await c.emails.send({ ...input, idempotencyKey: 'loses' }, { idempotencyKey: key })).toEqual({
+        id: 'email_1',
+        status: 'queued',
+      })
+      // Retried with the same key: the send is as safe to repeat as with the header.
+      expect(seen, key).toHaveLength(2)
+      expect(
+        seen.map((s) => s.headers['idempotency-key']),
+        key,
+      ).toEqual([undefined, undefined])
+      expect(sentKeys(), key).toEqual([key, key])
+    }
+    // A key a header carries still goes as the header, the input left as it was.
+    answer = () => ok
+    await client().emails.send(input, { idempotencyKey: 'order-42' })
+    expect(seen[0]!.headers['idempotency-key']).toBe('order-42')
+    expect(sentKeys()).toEqual([undefined])
+  })
+
+  it('a batch key goes into each item without a key of its own as <key>:<index>, as the service derives it', async () => {
+    answer = (n) => (n === 1 ? unavailable : { status: 200, body: '{"data":[]}' })
+    const c = client()
+    await c.emails.sendBatch([input, { ...input, idempotencyKey: 'own' }, input], {
+      idempotencyKey: '订单-7',
+    })
+    // A 503 is retried: every item carries its key.
+    expect(seen).toHaveLength(2)
+    expect(seen[1]!.headers['idempotency-key']).toBeUndefined()
+    const items = JSON.parse(seen[1]!.body) as Array<{ idempotencyKey?: string }>
+    expect(items.map((i) => i.idempotencyKey)).toEqual(['订单-7:0', 'own', '订单-7:2'])
+
+    // Where `<key>:<index>` would pass the 256 characters of an item's key, nothing is sent.
+    const e = await client()
+      .emails.sendBatch([input], { idempotencyKey: '键'.repeat(255) })
+      .catch((err: unknown) => err)
+    expect(e).toBeInstanceOf(TypeError)
+    expect((e as Error).message).toMatch(/^idempotencyKey /)
+    expect((e as Error).message).not.toContain('键')
+    expect(seen).toHaveLength(0)
+  })
+
+  it('a requestId a header cannot carry is a TypeError naming it, before any request', async () => {
+    answer = () => ok
+    for (const requestId of ['订单-42', 'line\nbreak', ' padded']) {
+      const e = await client()
+        .me({ requestId })
+        .catch((err: unknown) => err)
+      expect(e, requestId).toBeInstanceOf(TypeError)
+      expect(e, requestId).not.toBeInstanceOf(MailerConnectionError)
+      expect((e as Error).message, requestId).toMatch(/^requestId /)
+      expect(seen, requestId).toHaveLength(0)
+    }
+    await client().me({ requestId: 'job-7' })
+    expect(seen[0]!.headers['x-request-id']).toBe('job-7')
+  })
+
+  it('an extra header fetch cannot send is refused when the client is made; a refused connection stays a connection error', async () => {
+    expect(() => client({ headers: { 'x-tenant': '租户-TOPSECRET' } })).toThrow(/x-tenant/)
+    expect(() => client({ headers: { 'x-tenant': '租户-TOPSECRET' } })).not.toThrow(/TOPSECRET/)
+    const e = await client({ baseUrl: 'http://127.0.0.1:9' })
+      .me({ requestId: 'job-7' })
+      .catch((err: unknown) => err)
+    expect(e).toBeInstanceOf(MailerConnectionError)
   })
 })

@@ -1,5 +1,5 @@
 import { paginate, type Scope } from '../scope.js'
-import type { RequestOptions } from '../transport.js'
+import { headerCarries, type RequestOptions } from '../transport.js'
 import type { Page } from '../types/common.js'
 import type {
   BatchResponse,
@@ -16,7 +16,8 @@ import type {
 export interface SendOptions extends RequestOptions {
   /**
    * Sent as the `Idempotency-Key` header (it wins over `input.idempotencyKey`). When neither is
-   * set the client makes one (`sdk_<uuid>`), so that its own retries never send twice.
+   * set the client makes one (`sdk_<uuid>`), so that its own retries never send twice. A key a
+   * header cannot carry as given (beyond printable ASCII, spaces at either end) goes in the body.
    */
   idempotencyKey?: string
 }
@@ -36,6 +37,28 @@ export const generateIdempotencyKey = (): string => `sdk_${globalThis.crypto.ran
 
 const id = (emailId: string) => ({ id: emailId })
 
+/** An item's key, as the body field caps it (contract.md part 3). */
+const KEY_MAX = 256
+
+/**
+ * A batch item with the key the service would give it from an `Idempotency-Key` header
+ * (`<key>:<index>`, contract.md part 3), for a batch key no header can carry. An item with a key
+ * of its own keeps it; one that is not an object is left as it is (the service refuses it).
+ */
+function withDerivedKey(item: SendEmailInput, key: string, index: number): SendEmailInput {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return item
+  if (item.idempotencyKey !== undefined) return item
+  const derived = `${key}:${index}`
+  // The header's derived keys are not held to 256, a body's key is: the service would refuse this
+  // item, where it takes it from a header. Nothing is sent rather than a batch the service answers
+  // differently.
+  if (derived.length > KEY_MAX)
+    throw new TypeError(
+      `idempotencyKey is too long for a batch: a key no HTTP header carries as given (beyond printable ASCII, or with spaces at either end) goes into each item as <key>:<index>, which must stay within ${KEY_MAX} characters`,
+    )
+  return { ...item, idempotencyKey: derived }
+}
+
 export class Emails {
   constructor(private readonly s: Scope) {}
 
@@ -50,31 +73,37 @@ export class Emails {
     input: SendEmailInput,
     opts: SendOptions & { dryRun?: boolean } = {},
   ): Promise<SendResult | DryRunResult> {
-    const { dryRun, ...rest } = opts
+    const { dryRun, idempotencyKey: given, ...rest } = opts
+    const query = dryRun === undefined ? undefined : { dryRun }
+    // A key no header carries as given goes in the body's field, which the header would have
+    // overridden: the service sees the caller's key exactly, and nothing else changes (the
+    // idempotency fingerprint leaves the key out).
+    if (given !== undefined && !headerCarries(given))
+      return this.s.call('emails.send', undefined, {
+        ...rest,
+        body: { ...input, idempotencyKey: given },
+        query,
+      })
     // An input's own key is honoured as it is; a generated header would override it.
     const idempotencyKey =
-      rest.idempotencyKey ?? (input.idempotencyKey === undefined ? generateIdempotencyKey() : undefined)
-    return this.s.call('emails.send', undefined, {
-      ...rest,
-      idempotencyKey,
-      body: input,
-      query: dryRun === undefined ? undefined : { dryRun },
-    })
+      given ?? (input.idempotencyKey === undefined ? generateIdempotencyKey() : undefined)
+    return this.s.call('emails.send', undefined, { ...rest, idempotencyKey, body: input, query })
   }
 
   /**
    * POST /v1/emails/batch: up to 100 inputs, one result or `{ error }` per input in input order.
    * An item without its own `idempotencyKey` gets `<key>:<index>` from the batch key.
    */
-  sendBatch(inputs: SendEmailInput[], opts: BatchOptions = {}): Promise<BatchResponse> {
-    const { dryRun, ...rest } = opts
-    const idempotencyKey = opts.idempotencyKey ?? generateIdempotencyKey()
-    return this.s.call('emails.sendBatch', undefined, {
-      ...rest,
-      idempotencyKey,
-      body: inputs,
-      query: dryRun === undefined ? undefined : { dryRun },
-    })
+  // async: a key refused here rejects the call, as a refusal from the transport does.
+  async sendBatch(inputs: SendEmailInput[], opts: BatchOptions = {}): Promise<BatchResponse> {
+    const { dryRun, idempotencyKey: given, ...rest } = opts
+    const query = dryRun === undefined ? undefined : { dryRun }
+    const key = given ?? generateIdempotencyKey()
+    if (headerCarries(key) || !Array.isArray(inputs))
+      return this.s.call('emails.sendBatch', undefined, { ...rest, idempotencyKey: key, body: inputs, query })
+    // No header can carry it: each item gets the key the service would have derived from one.
+    const body = inputs.map((item, i) => withDerivedKey(item, key, i))
+    return this.s.call('emails.sendBatch', undefined, { ...rest, keyInBody: true, body, query })
   }
 
   /** GET /v1/emails, newest first. */
