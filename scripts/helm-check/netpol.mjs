@@ -8,6 +8,8 @@
 // fails here. Then each connection docs/operations.md (Network policies) lists is evaluated as a
 // CNI would (the source's egress and the destination's ingress), between the rendered pods and
 // stand-ins for the cluster around them: each must be allowed, and a few it does not list denied.
+// A pod a Helm hook runs before the release's objects exist (the migration Job, pre-install or
+// pre-upgrade) must have its policies as hooks of the same phases, created before it.
 import { readFileSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -148,6 +150,47 @@ function expect(want, src, srcName, dst, dstName, port, proto = 'TCP') {
     fail(`${srcName} -> ${dstName} ${proto} ${port}: ${want ? 'blocked' : 'let through'}`)
 }
 
+// --- hooks ---------------------------------------------------------------------------------
+const hookOf = (o) => {
+  const a = o.metadata.annotations ?? {}
+  const phases = String(a['helm.sh/hook'] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)
+  return phases.length ? { phases, weight: Number(a['helm.sh/hook-weight'] ?? 0) } : null
+}
+/**
+ * A hook's pods in a phase that runs before the release's own objects are applied (pre-install,
+ * pre-upgrade, …) find only the policies Helm has created by then: hooks of that phase with a
+ * lower weight. An ordinary policy does not exist yet on a first install, and on an upgrade is
+ * the previous release's, so in a namespace that denies traffic by default the pod reaches
+ * nothing (or the old peers). Test pods run after everything and may use ordinary ones.
+ */
+function checkHookPolicies() {
+  for (const [name, p] of pods) {
+    const hook = hookOf(p.o)
+    const early = (hook?.phases ?? []).filter((ph) => ph.startsWith('pre-'))
+    if (early.length === 0) continue
+    for (const x of policies.filter((x) => selects(x.spec.podSelector, p.labels))) {
+      const own = hookOf(x)
+      const where = `NetworkPolicy/${x.metadata.name} (selects ${name}, a ${hook.phases.join(',')} hook)`
+      if (!own)
+        fail(
+          `${where}: not a hook, so at ${early.join(', ')} it is not there yet (or the previous release's)`,
+        )
+      else {
+        const missing = hook.phases.filter((ph) => ph !== 'test' && !own.phases.includes(ph))
+        if (missing.length) fail(`${where}: not a hook at ${missing.join(', ')}`)
+        if (!(own.weight < hook.weight))
+          fail(`${where}: weight ${own.weight} is not below the pod's ${hook.weight}: created after it`)
+        const policy = String(x.metadata.annotations['helm.sh/hook-delete-policy'] ?? '')
+        if (!policy.includes('before-hook-creation'))
+          fail(`${where}: no before-hook-creation delete policy, so the next run cannot create it again`)
+      }
+    }
+  }
+}
+
 // --- what the render says ------------------------------------------------------------------
 /** A pod's environment as literal values: its ConfigMaps, then its own env. */
 function envOf(o) {
@@ -190,6 +233,7 @@ if (mode === 'off') {
     if (![...pods.values()].some((p) => selects(x.spec.podSelector, p.labels)))
       fail(`NetworkPolicy/${x.metadata.name} selects no pod of the render`)
   }
+  checkHookPolicies()
   const pg = bundled('postgresql')
   const nats = bundled('nats')
   const mailer = [...pods].filter(([, p]) => p.labels['app.kubernetes.io/name'] === 'mailer')

@@ -209,9 +209,19 @@ async function checkService(o, objs, file) {
     }
     const raw = containerEnv(c, objs, where)
     // The logger's `version` (libs/observability): the release a log line came from in a rollout.
+    // The image's tag, unless the values set it: `config` (the ConfigMap, which the chart's own
+    // entry must not override) or the service's `env` (an entry other than the tag).
     const tag = c.image.slice(c.image.lastIndexOf(':') + 1)
-    if (raw.MAILER_VERSION !== tag)
-      fail(where, `MAILER_VERSION is ${raw.MAILER_VERSION ?? '(unset)'}, not the image's tag ${tag}`)
+    const fromConfig = c.envFrom
+      ?.map((f) => objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === f.configMapRef?.name))
+      .find((cm) => cm?.data && 'MAILER_VERSION' in cm.data)?.data.MAILER_VERSION
+    const own = (c.env ?? []).findLast((e) => e.name === 'MAILER_VERSION' && e.value !== tag)?.value
+    const version = own ?? fromConfig ?? tag
+    if (raw.MAILER_VERSION !== version)
+      fail(
+        where,
+        `MAILER_VERSION is ${raw.MAILER_VERSION ?? '(unset)'}, not ${own !== undefined ? "the service's env's" : fromConfig !== undefined ? "config's" : "the image's tag"} ${version}`,
+      )
     checkDatabaseFiles(spec, c, raw.DATABASE_URL ?? '', where)
     await checkNatsFiles(spec, c, raw, where)
     let env

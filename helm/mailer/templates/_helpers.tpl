@@ -320,11 +320,16 @@ pod (the nats client reads the files again at each reconnect).
 {{- if not (or $v.nats.enabled $v.externalNats.url $v.externalNats.secretRef.name) }}
 {{- fail "NATS is not configured: set externalNats.url (or externalNats.secretRef: { name, key }) to a NATS server with JetStream, or nats.enabled=true for the bundled single-node one." }}
 {{- end }}
-{{- if and (eq (toString $v.config.MAIL_TRANSPORT) "smtp") (not (or $v.secrets.SMTP_URL.value $v.secrets.SMTP_URL.secretRef.name)) }}
-{{- fail "config.MAIL_TRANSPORT is smtp but no relay is set: give secrets.SMTP_URL.value or secrets.SMTP_URL.secretRef." }}
+{{- /* The dispatcher's own MAIL_TRANSPORT (its env, else config), as its pods get it: checking
+       config alone let services.dispatcher.env.MAIL_TRANSPORT=smtp render without a relay, and
+       the dispatcher exit 78 in a loop. */}}
+{{- $transport := include "mailer.setting" (dict "root" . "name" "dispatcher" "key" "MAIL_TRANSPORT") }}
+{{- $where := ternary "services.dispatcher.env.MAIL_TRANSPORT" "config.MAIL_TRANSPORT" (hasKey ($v.services.dispatcher.env | default dict) "MAIL_TRANSPORT") }}
+{{- if and (eq $transport "smtp") (not (or $v.secrets.SMTP_URL.value $v.secrets.SMTP_URL.secretRef.name)) }}
+{{- fail (printf "%s is smtp but no relay is set: give secrets.SMTP_URL.value or secrets.SMTP_URL.secretRef." $where) }}
 {{- end }}
-{{- if not (has (toString $v.config.MAIL_TRANSPORT) (list "smtp" "file")) }}
-{{- fail "config.MAIL_TRANSPORT must be smtp or file." }}
+{{- if not (has $transport (list "smtp" "file")) }}
+{{- fail (printf "%s must be smtp or file." $where) }}
 {{- end }}
 {{- if and $v.ingress.enabled (not $v.services.gateway.enabled) }}
 {{- fail "ingress.enabled needs services.gateway.enabled." }}

@@ -12,6 +12,7 @@ import {
 } from 'nats'
 import type { DbWaits } from './bounded-close.js'
 import type { Bus } from './bus.js'
+import { storageProblem } from './stream-storage.js'
 
 export interface StreamDef {
   name: string
@@ -71,7 +72,7 @@ export async function ensureStream(
   }
   const atCreation: Partial<StreamConfig> =
     def.maxBytesAtCreation !== undefined ? { max_bytes: def.maxBytesAtCreation } : {}
-  const declare = async () => {
+  const upsert = async () => {
     try {
       await bus.jsm.streams.info(cfg.name!)
       await bus.jsm.streams.update(cfg.name!, cfg)
@@ -83,6 +84,13 @@ export async function ensureStream(
       throw err
     }
   }
+  // No room for the stream on the server (its byte limit is reserved from max_file_store) is a
+  // setting to change, not a crash: a ConfigError naming the stream and the fix, so the service
+  // exits 78 at start (startOrExit) and a reconnect's retry logs it, instead of a NatsError stack.
+  const declare = () =>
+    upsert().catch((err: unknown) => {
+      throw storageProblem(err, cfg.name!, def.maxBytesAtCreation) ?? err
+    })
   await declare()
   // Again after every reconnect: a server back without its store has lost the stream.
   bus.reconnects.declare(`stream:${cfg.name}`, declare)

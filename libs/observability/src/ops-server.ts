@@ -5,6 +5,12 @@ import type { Registry } from 'prom-client'
 
 export interface OpsServerOptions {
   port: number
+  /**
+   * Address to listen on. Unset: Node's default, `::` (every IPv6 and IPv4 address) where the
+   * host has IPv6, else 0.0.0.0, as the gateway's API port does. It used to default to 0.0.0.0,
+   * which left the probes and /metrics unreachable on an IPv6 single-stack (or IPv6-first
+   * dual-stack) cluster: every probe failed.
+   */
   host?: string
   registry: Registry
   /** Readiness: every dependency this service needs answers. */
@@ -51,7 +57,8 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<OpsServer>
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve())
+    // An undefined host in the options is Node's unspecified address (see `host`).
+    server.listen({ port: opts.port, host: opts.host }, () => resolve())
   })
   const port = (server.address() as AddressInfo).port
   return {
