@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { nameAddr } from './name-addr.js'
 import { pageQuery, queryInstant } from './pagination.js'
 import { withoutProtoKey } from './proto-key.js'
 
@@ -43,10 +44,10 @@ export const ADDRESS_RE =
 export function parseMailbox(value: string): { name: string | null; address: string } | null {
   const s = value.trim()
   if (/[\r\n]/.test(s)) return null
-  const m = /^(?:"((?:[^"\\]|\\.)*)"|([^"<>]*?))\s*<([^<>\s]+)>$/.exec(s)
-  const address = m ? m[3]! : s
+  const m = nameAddr(s)
+  const address = m ? m.address : s
   if (address.length > 320 || !ADDRESS_RE.test(address)) return null
-  const name = m ? (m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : (m[2] ?? '')).trim() : ''
+  const name = m ? (m.quoted ? m.name.replace(/\\(.)/g, '$1') : m.name).trim() : ''
   return { name: name || null, address }
 }
 

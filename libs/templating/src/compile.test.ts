@@ -139,6 +139,24 @@ describe('checkSyntax', () => {
     const e = errorOf(() => checkTemplateSyntax({ subject: 'ok', html: 'ok', text: '{{/x}}' }, 'template.'))
     expect(e.param).toBe('template.text')
   })
+
+  it('puts the error on one line, its `---^` pointer as `^`', () => {
+    const e = errorOf(() => checkSyntax('Hello\n  {{name', 'html'))
+    expect(e.message).toMatch(/^html: Parse error on line 2: Hello {2}\{\{name \^ Expecting 'ID', /)
+  })
+
+  // Size chosen so the regexes this replaced (each retrying a run of spaces or dashes from every
+  // position in it) run far past the test timeout: 50,000 took 2 s, 250,000 about a minute. The
+  // message quotes the helper's name; matched once per run it takes milliseconds.
+  it.each([
+    ['spaces', ' '],
+    ['dashes', '-'],
+  ])('reports an unknown helper named by 250,000 %s in one pass', (_what, c) => {
+    const e = errorOf(() => checkSyntax(`{{[${c.repeat(250_000)}] x}}`, 'html'))
+    expect(e.message).toBe(
+      `html: ${'You specified knownHelpersOnly, but used the unknown helper '.padEnd(300, c)}`,
+    )
+  })
 })
 
 describe('the log helper', () => {

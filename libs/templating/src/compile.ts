@@ -167,11 +167,17 @@ function cleanSubject(s: string): string {
   )
 }
 
+/**
+ * The error on one line: a whitespace run holding a line break is one space, and Handlebars'
+ * `-----^` pointer is `^`. Each run is matched once, whole: `\s*\n\s*` and `-+\^` retried a run
+ * from each of its positions, and the message quotes the template (`{{[` + 50,000 spaces or
+ * dashes + `] x}}` names an unknown helper of that name), so a save took 2 s at 50 KB.
+ */
 function oneLine(e: unknown): string {
   const msg = e instanceof Error ? e.message : String(e)
   return msg
-    .replace(/\s*\n\s*/g, ' ')
-    .replace(/-+\^/g, '^')
+    .replace(/\s+/g, (run) => (run.includes('\n') ? ' ' : run))
+    .replace(/-+(\^?)/g, (run, caret: string) => (caret ? '^' : run))
     .trim()
     .slice(0, 300)
 }

@@ -60,6 +60,12 @@ describe('htmlToText', () => {
     expect(htmlToText('<a href="https://x.io">unclosed link <b>bold</b>')).toBe('unclosed link bold')
   })
 
+  it('finds closing tags after an `İ` (it lower-cases to two code units)', () => {
+    expect(htmlToText('<p>İzmir</p><style>p{}</style>Go <a href="https://x.io">here</a>')).toBe(
+      'İzmir\n\nGo here (https://x.io)',
+    )
+  })
+
   it('reads several MB of unclosed tags in one pass (each used to rescan to the end: hours)', () => {
     expect(htmlToText('<img alt="'.repeat(400_000))).toBe('<img alt="'.repeat(400_000))
     expect(htmlToText(`<b>x</b>${'<a x'.repeat(1_000_000)}`)).toBe(`x${'<a x'.repeat(1_000_000)}`)

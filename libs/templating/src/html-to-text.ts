@@ -100,7 +100,10 @@ class Closes {
   private readonly noCloseFrom = new Map<string, number>()
 
   constructor(private readonly html: string) {
-    this.lower = html.toLowerCase()
+    // As long as the html, so its indexes are the html's: `toLowerCase()` makes `İ` two code units
+    // (`i` and a combining dot), which put every search after one off by one (a <style> after it
+    // was read as text, a link lost its URL). Tag names are ASCII: dotless `ı` stands in for it.
+    this.lower = html.replaceAll('\u0130', '\u0131').toLowerCase()
   }
 
   /** The first `>` at or after `from`, or -1. */

@@ -61,4 +61,38 @@ describe('transformHtml', () => {
     expect(clickTarget(href)?.url).toBe('https://real.example/p')
     expect(out.endsWith('">x</a>')).toBe(true)
   })
+
+  it("reads a bare href up to whitespace or `>`, as HTML does: `=` in it is the URL's, not an end", () => {
+    const html =
+      '<p><a href=https://shop.example/p?a=1&amp;b=2>Buy</a> <a class=b href=https://x.example/?q=a=b data-x=1>X</a></p>'
+    const out = transformHtml(email(false, true), html, links)
+    const m = /^<p><a href="([^"]+)">Buy<\/a> <a class=b href="([^"]+)" data-x=1>X<\/a><\/p>$/.exec(out)
+    expect(m).not.toBeNull()
+    expect(clickTarget(m![1]!)?.url).toBe('https://shop.example/p?a=1&b=2')
+    expect(clickTarget(m![2]!)?.url).toBe('https://x.example/?q=a=b')
+  })
+
+  it('takes a tag that never ends for text and reads the next one', () => {
+    // The first `<a` runs into an unclosed quote; the second is a link.
+    const out = transformHtml(email(false, true), '<a title="x <a href="https://y.example/">y</a>', links)
+    const m = /^<a title="x <a href="([^"]+)">y<\/a>$/.exec(out)
+    expect(clickTarget(m![1]!)?.url).toBe('https://y.example/')
+  })
+
+  // Size chosen so the regex this replaced (a rescan to the end from every `<a` with no `>` after
+  // it) runs far past the test timeout: 100,000 `<a ` took about 50 s. Read in one pass: milliseconds.
+  it('reads hundreds of KB of unclosed <a in one pass', () => {
+    const tail = `${'<a '.repeat(100_000)}${'<a "<a \'<a x='.repeat(20_000)}`
+    const out = transformHtml(email(false, true), `<p><a href="https://x.example/p">x</a></p>${tail}`, links)
+    expect(out.endsWith(tail)).toBe(true)
+    const m = /^<p><a href="([^"]+)">x<\/a><\/p>$/.exec(out.slice(0, out.length - tail.length))
+    expect(clickTarget(m![1]!)?.url).toBe('https://x.example/p')
+  })
+
+  it('adds the pixel before </body> whatever precedes it (`İ` lower-cases to two code units)', () => {
+    const out = transformHtml(email(true, false), '<body><p>İstanbul, İzmir</p></BODY>', links)
+    expect(out).toMatch(
+      /^<body><p>İstanbul, İzmir<\/p><img src="https:\/\/mail\.example\.com\/t\/o\/[^"]+"[^>]*\/><\/BODY>$/,
+    )
+  })
 })

@@ -139,6 +139,23 @@ describe('attachments and size', () => {
     }
   })
 
+  it('takes base64 quads with a last one of 2-3 characters, padded or not, and nothing else', () => {
+    for (const content of ['QQ==', 'QUI=', 'QUJD', 'QQ', 'QUI', 'QUJDQQ==', 'a+/9'])
+      expect(checkAttachments([{ filename: 'a.bin', content }])[0]!.content).toBe(content)
+    for (const content of ['Q', 'QQ=', 'QUJD=', 'Q===', 'QQ==QQ==', 'QU=I', 'QUJDQ', 'QUJ-', 'QUJ_'])
+      expect(() => checkAttachments([{ filename: 'a.bin', content }])).toThrow(
+        expect.objectContaining({ code: 'invalid_attachment', param: 'attachments.0.content' }),
+      )
+  })
+
+  it('takes a file of 7 MB (the regex it was checked with ran out of stack from 4 MB: a 500)', () => {
+    const bytes = 7 * 1024 * 1024
+    const [a] = checkAttachments([
+      { filename: 'big.bin', content: Buffer.alloc(bytes, 7).toString('base64') },
+    ])
+    expect(a!.size).toBe(bytes)
+  })
+
   it('payload_too_large is a 400 naming the part that crossed the limit', () => {
     expect(() => checkSize('x'.repeat(60), 'y'.repeat(50), [], 100)).toThrow(
       expect.objectContaining({ code: 'payload_too_large', status: 400, param: 'text' }),
