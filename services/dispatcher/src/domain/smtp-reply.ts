@@ -101,7 +101,8 @@ export function classify(reply: Pick<RecipientReply, 'stage' | 'code' | 'text'>)
   // `530 5.7.0 Authentication Required` when the login is missing, `Must issue a STARTTLS command
   // first` when TLS was turned off): as `message_rejected` it failed all mail for good until an
   // operator fixed the relay settings. A 530 is by definition that (RFC 4954, RFC 3207).
-  if ((stage === 'rcpt' || stage === 'message') && (code === 530 || RELAY_REFUSED.test(text))) return 'transient'
+  if ((stage === 'rcpt' || stage === 'message') && (code === 530 || RELAY_REFUSED.test(text)))
+    return 'transient'
   // Non-ASCII address without SMTPUTF8 on the way (RFC 6531): the relay's limit, not a bad address.
   if (stage === 'rcpt' && enhancedStatus(text) === '5.6.7') return 'message_rejected'
   // A 5xx before any message was offered (greeting, AUTH) is a relay or configuration problem
