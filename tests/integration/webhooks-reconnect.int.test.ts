@@ -32,6 +32,54 @@ afterAll(async () => {
 
 const ready = async (port: number) => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200
 
+/**
+ * The only replica, through the proxy, with a webhook at `rx` whose first attempt `rx` holds open
+ * (until `release`), so the second delivery waits claimed in this replica's memory (one attempt at
+ * a time per webhook) with the webhook as it was; then its connection is cut.
+ */
+async function claimedAheadThenCut(slug: string, rx: Receiver) {
+  for (const r of replicas.splice(0)) await r.stop()
+  const replica = await start(
+    loadEnv(
+      stack.env({
+        NATS_URL: `nats://127.0.0.1:${proxy.port}`,
+        WEBHOOK_ENDPOINT_CONCURRENCY: '1',
+        // Leases long enough that the claim ahead outlives the outage.
+        WEBHOOK_TIMEOUT_MS: '60000',
+      }),
+    ),
+  )
+  replicas.push(replica)
+  const port = replica.ops.port
+  const p = await createProject(client, slug)
+  const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
+  const [e1, e2] = [makeEvent(), makeEvent('email.bounced')]
+  await events.publish(p.project.id, e1)
+  await waitFor(() => rx.requests.length === 1 || null, { what: 'the first attempt in flight' })
+  await events.publish(p.project.id, e2)
+  await waitFor(
+    async () =>
+      (
+        await sql(te, 'SELECT 1 FROM webhook_deliveries WHERE event_id = $1 AND locked_until > now()', [
+          e2.id,
+        ])
+      ).length === 1 || null,
+    { what: 'the second delivery claimed ahead' },
+  )
+  proxy.cut()
+  await waitFor(async () => !(await ready(port)) || null, { what: 'the replica disconnected' })
+  return { port, p, wh, e1, e2 }
+}
+
+/** A promise the test settles: what a receiver holds its first answer on. */
+function gate(): { held: Promise<void>; release: () => void } {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  return { held, release }
+}
+
 describe('a webhook replica back from a NATS outage of its own', () => {
   it('fans out to a webhook created while it was away', async () => {
     const [first, second] = [await Receiver.start(), await Receiver.start()]
@@ -67,46 +115,11 @@ describe('a webhook replica back from a NATS outage of its own', () => {
   })
 
   it('signs what it had claimed ahead with a secret rotated while it was away', async () => {
-    for (const r of replicas.splice(0)) await r.stop()
-    // The first attempt is held open, so the second delivery waits in this replica's memory
-    // (one attempt at a time per webhook), claimed with the webhook as it was.
-    let release!: () => void
-    const held = new Promise<void>((resolve) => {
-      release = resolve
-    })
+    const { held, release } = gate()
     const rx = await Receiver.start((_r, n) => (n === 1 ? { status: 200, after: held } : { status: 200 }))
     receivers.push(rx)
-    const replica = await start(
-      loadEnv(
-        stack.env({
-          NATS_URL: `nats://127.0.0.1:${proxy.port}`,
-          WEBHOOK_ENDPOINT_CONCURRENCY: '1',
-          // Leases long enough that the claim ahead outlives the outage below.
-          WEBHOOK_TIMEOUT_MS: '60000',
-        }),
-      ),
-    )
-    replicas.push(replica)
-    const port = replica.ops.port
-    const p = await createProject(client, 'reconnect-rotate')
-    const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
-    const [e1, e2] = [makeEvent(), makeEvent('email.bounced')]
-    await events.publish(p.project.id, e1)
-    await waitFor(() => rx.requests.length === 1 || null, { what: 'the first attempt in flight' })
-    await events.publish(p.project.id, e2)
-    await waitFor(
-      async () =>
-        (
-          await sql(te, 'SELECT 1 FROM webhook_deliveries WHERE event_id = $1 AND locked_until > now()', [
-            e2.id,
-          ])
-        ).length === 1 || null,
-      { what: 'the second delivery claimed ahead' },
-    )
-
-    // Its connection drops; another replica takes the rotation, then stops.
-    proxy.cut()
-    await waitFor(async () => !(await ready(port)) || null, { what: 'the replica disconnected' })
+    const { port, p, wh, e2 } = await claimedAheadThenCut('reconnect-rotate', rx)
+    // Another replica takes the rotation, then stops.
     await stack.start('webhook')
     const rotated = await client.post(`/v1/webhooks/${wh.id}/rotate-secret`, p.live)
     expect(rotated.status).toBe(200)
@@ -125,45 +138,13 @@ describe('a webhook replica back from a NATS outage of its own', () => {
   }, 60_000)
 
   it('sends what it had claimed ahead to the new URL with the new secret while still away', async () => {
-    for (const r of replicas.splice(0)) await r.stop()
-    let release!: () => void
-    const held = new Promise<void>((resolve) => {
-      release = resolve
-    })
+    const { held, release } = gate()
     const old = await Receiver.start((_r, n) => (n === 1 ? { status: 200, after: held } : { status: 200 }))
     const moved = await Receiver.start()
     receivers.push(old, moved)
-    const replica = await start(
-      loadEnv(
-        stack.env({
-          NATS_URL: `nats://127.0.0.1:${proxy.port}`,
-          WEBHOOK_ENDPOINT_CONCURRENCY: '1',
-          WEBHOOK_TIMEOUT_MS: '60000',
-        }),
-      ),
-    )
-    replicas.push(replica)
-    const port = replica.ops.port
-    const p = await createProject(client, 'reconnect-away')
-    const wh = (await client.post('/v1/webhooks', p.live, { url: old.url() })).body
-    const [e1, e2] = [makeEvent(), makeEvent('email.bounced')]
-    await events.publish(p.project.id, e1)
-    await waitFor(() => old.requests.length === 1 || null, { what: 'the first attempt in flight' })
-    await events.publish(p.project.id, e2)
-    await waitFor(
-      async () =>
-        (
-          await sql(te, 'SELECT 1 FROM webhook_deliveries WHERE event_id = $1 AND locked_until > now()', [
-            e2.id,
-          ])
-        ).length === 1 || null,
-      { what: 'the second delivery claimed ahead' },
-    )
-
-    // Its connection drops; another replica takes a new URL and a rotation. The held attempt
-    // ends while the connection is still down, so the second delivery starts then.
-    proxy.cut()
-    await waitFor(async () => !(await ready(port)) || null, { what: 'the replica disconnected' })
+    const { port, p, wh, e1, e2 } = await claimedAheadThenCut('reconnect-away', old)
+    // Another replica takes a new URL and a rotation. The held attempt ends while the connection
+    // is still down, so the second delivery starts then.
     await stack.start('webhook')
     expect((await client.patch(`/v1/webhooks/${wh.id}`, p.live, { url: moved.url() })).status).toBe(200)
     const rotated = await client.post(`/v1/webhooks/${wh.id}/rotate-secret`, p.live)

@@ -1,9 +1,9 @@
 import { createPgPool, type PgPool } from '@mailer/db'
 import { measuringPool, type StatementWork, useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { planOutcome } from '../src/domain/outcome.js'
 import { claimEmails } from '../src/infra/claim.js'
 import { recordOutcomes } from '../src/infra/record.js'
+import { plannedRecords } from './planned-records.js'
 
 // A backlog must not make each claim and outcome write slower: they find their emails by
 // primary key, whatever the planner's statistics say (claim-conditions.ts). The statistics here
@@ -60,27 +60,7 @@ describe('claims and outcomes under a backlog', () => {
     const claimed = await claimEmails(pool, ids, 30)
     const measured: StatementWork[] = []
     // What the relay's 250 for each email makes of it (the dispatcher's own planning).
-    const records = claimed.map((c) => {
-      if (c.kind !== 'claimed') throw new Error(`not claimed: ${c.kind}`)
-      const { email } = c
-      const messageId = `<${email.id}@example.com>`
-      const replies = email.recipients.map((r) => ({
-        address: r.address,
-        stage: 'message' as const,
-        code: 250,
-        text: '250 2.0.0 Ok',
-      }))
-      const plan = planOutcome({
-        attempts: email.attempts,
-        alreadySent: false,
-        dueAt: email.dueAt,
-        recipients: email.recipients,
-        result: { provider: 'smtp', messageId, replies },
-        now: new Date(),
-        policy: { maxRetries: 8, baseSeconds: 15, maxSeconds: 3600, platformLimitSeconds: 3600 },
-      })
-      return { email, plan, messageId }
-    })
+    const records = plannedRecords(claimed, { stage: 'message', code: 250, text: '250 2.0.0 Ok' })
     const written = await recordOutcomes(measuringPool(pool, measured, { run: true }), records)
     expect(written.every((w) => w !== null)).toBe(true)
     const { rows } = await pool.query(

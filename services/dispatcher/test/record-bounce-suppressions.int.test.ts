@@ -1,9 +1,9 @@
 import { createPgPool, type PgPool } from '@mailer/db'
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { planOutcome } from '../src/domain/outcome.js'
 import { claimEmails } from '../src/infra/claim.js'
 import { recordOutcomes } from '../src/infra/record.js'
+import { plannedRecords } from './planned-records.js'
 
 // Outcomes of concurrent attempts are written together (one statement for many emails). Two
 // emails to one address that bounces then suppress it once, from the earlier email; an address
@@ -36,27 +36,7 @@ afterAll(async () => {
 describe('hard bounces written together', () => {
   it('suppress each address once, from the earlier email, upgrading a manual entry', async () => {
     const claimed = await claimEmails(pool, ['email_bounce_1', 'email_bounce_2'], 30)
-    const records = claimed.map((c) => {
-      if (c.kind !== 'claimed') throw new Error(`not claimed: ${c.kind}`)
-      const { email } = c
-      const messageId = `<${email.id}@example.com>`
-      const replies = email.recipients.map((r) => ({
-        address: r.address,
-        stage: 'rcpt' as const,
-        code: 550,
-        text: '550 5.1.1 No such user',
-      }))
-      const plan = planOutcome({
-        attempts: email.attempts,
-        alreadySent: false,
-        dueAt: email.dueAt,
-        recipients: email.recipients,
-        result: { provider: 'smtp', messageId, replies },
-        now: new Date(),
-        policy: { maxRetries: 8, baseSeconds: 15, maxSeconds: 3600, platformLimitSeconds: 3600 },
-      })
-      return { email, plan, messageId }
-    })
+    const records = plannedRecords(claimed, { stage: 'rcpt', code: 550, text: '550 5.1.1 No such user' })
     // One statement for both, as the dispatcher's group commit writes them.
     const written = await recordOutcomes(pool, records)
     expect(written.every((w) => w !== null)).toBe(true)
