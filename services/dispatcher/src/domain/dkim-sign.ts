@@ -61,17 +61,17 @@ function relaxedHeader(name: string, value: string): string {
  */
 export function relaxedBody(body: string): string {
   let end = body.length
-  // Empty lines (and trailing WSP) at the very end go first, so the regexes below see less.
+  // Empty lines (and trailing WSP) at the very end go first, so the regex below sees less.
   while (end > 0) {
     const c = body.charCodeAt(end - 1)
     if (c === 0x0d || c === 0x0a || c === 0x20 || c === 0x09) end--
     else break
   }
   if (end === 0) return ''
-  const text = body
-    .slice(0, end)
-    .replace(/[ \t]+\r\n/g, '\r\n')
-    .replace(/[ \t]+/g, ' ')
+  // One pass: a run of WSP before a line break goes, any other becomes one space. Two passes,
+  // `/[ \t]+\r\n/` first, retried that pattern from every position of a long run of WSP not
+  // followed by a line break (quadratic: 50 KB of spaces took 2 s).
+  const text = body.slice(0, end).replace(/[ \t]+(\r\n)?/g, (_run, crlf: string | undefined) => crlf ?? ' ')
   return `${text}\r\n`
 }
 
