@@ -61,6 +61,7 @@ describe('template CRUD and versions', () => {
       [{ name: 'broken', html: 'ok', text: '{{> footer}}' }, 'invalid_template', 'text'],
       [{ name: 'broken', html: '{{uppercase name}}' }, 'invalid_template', 'html'],
       [{ name: 'broken', html: 'ok', text: 'Hi{{log email}}' }, 'invalid_template', 'text'],
+      [{ name: 'huge', html: '{{a}}'.repeat(2_001) }, 'invalid_template', 'html'],
       [{ name: 'vars', html: 'x', variables: [{ name: 'a b' }] }, 'invalid_body', 'variables.0.name'],
       [
         { name: 'vars', html: 'x', variables: [{ name: 'a' }, { name: 'a' }] },

@@ -5,6 +5,7 @@ import {
   checkTemplateSyntax,
   compileTemplate,
   MAX_RENDER_ITERATIONS,
+  MAX_TEMPLATE_MUSTACHES,
   renderTemplate,
 } from './compile.js'
 
@@ -96,6 +97,20 @@ describe('renderTemplate', () => {
 })
 
 describe('checkSyntax', () => {
+  it('refuses a part of more than 2,000 {{…}} expressions before Handlebars reads it', () => {
+    expect(MAX_TEMPLATE_MUSTACHES).toBe(2_000)
+    expect(() => checkSyntax('{{a}} '.repeat(2_000), 'html')).not.toThrow()
+    // 200,000 of them: Handlebars alone took about 20 s over these; refused at once.
+    for (const [source, field] of [
+      ['{{a}} '.repeat(2_001), 'html'],
+      ['{{{b}}}'.repeat(200_000), 'text'],
+    ] as const) {
+      const e = errorOf(() => checkSyntax(source, field, 'template.'))
+      expect([e.status, e.code, e.param]).toEqual([400, 'invalid_template', `template.${field}`])
+      expect(e.message).toBe(`${field}: at most 2000 {{…}} expressions`)
+    }
+  })
+
   it('accepts valid templates', () => {
     expect(() =>
       checkTemplateSyntax({ subject: 'a {{b}}', html: '{{#each x}}{{this}}{{/each}}', text: null }),
