@@ -61,9 +61,12 @@ describe('durability', () => {
     for (const times of byDelivery.values()) {
       expect(times).toHaveLength(4)
       const gaps = times.slice(1).map((t, i) => t - times[i]!)
+      // Never early, and never a whole wait late: a retry that fell due while the service was
+      // restarting goes once it is back, which a loaded machine (CI) has taken over a second to
+      // be (3.24 s seen); a lost or doubled wait would be 4 s or more.
       for (const g of gaps) {
         expect(g).toBeGreaterThanOrEqual(1900)
-        expect(g).toBeLessThan(3000)
+        expect(g).toBeLessThan(3900)
       }
     }
     for (const id of hooks) {
