@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -82,6 +84,38 @@ describe('configuration errors at start', () => {
     expect(code).toBe(78)
     expect(output).toContain('NATS_TLS_CA_FILE: no such file: /nonexistent/nats-ca.crt')
     expect(output).not.toMatch(/\n\s+at /)
+  })
+
+  // JetStream file storage that cannot hold TRACKING's 1 GiB reservation (a max_file_store, by
+  // default 75 % of the volume's free space at start, smaller than that) refuses the stream with
+  // "insufficient storage resources available": the services that declare it stop with one line
+  // naming the stream and the fix, not an unhandled NatsError stack (docs/operations.md, NATS
+  // streams and retention).
+  describe('a NATS server without room for the TRACKING stream', () => {
+    let nats: PrivateNats
+    const dir = mkdtempSync(join(tmpdir(), 'mailer-nats-conf-'))
+    beforeAll(async () => {
+      const conf = join(dir, 'nats.conf')
+      writeFileSync(conf, 'jetstream {\n  max_file_store: 512MB\n}\n')
+      nats = await PrivateNats.start(['-c', conf])
+    }, 60_000)
+    afterAll(async () => {
+      await nats.stop()
+      rmSync(dir, { recursive: true, force: true })
+    })
+
+    it.each(['gateway', 'email'] as const)(
+      '%s: exits 78 naming the stream and the fix, no stack',
+      async (name) => {
+        const { code, output } = await run(name, { NATS_URL: nats.url })
+        // NATS_PREFIX (the test's) comes first in the stream's name.
+        expect(output).toMatch(/stream \w*TRACKING, which reserves its max_bytes \(1 GiB\)/)
+        expect(output).toContain('insufficient storage resources available')
+        expect(output).toContain('nats.persistence.size to 2Gi or more')
+        expect(output).not.toMatch(/\n\s+at /)
+        expect(code).toBe(78)
+      },
+    )
   })
 
   describe('a NATS server with TLS from a private CA', () => {

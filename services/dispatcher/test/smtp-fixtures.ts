@@ -1,8 +1,11 @@
 // Shared by the SMTP client's tests: a real relay (smtp-server), connection options, a message,
 // and what each test opened, closed after it.
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
+import type { Metrics } from '@mailer/observability'
+import pino from 'pino'
 import selfsigned from 'selfsigned'
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
+import { SmtpRelay } from '../src/infra/relay.js'
 import { SmtpConnection, type SmtpOptions } from '../src/infra/smtp/connection.js'
 
 export interface Received {
@@ -68,6 +71,27 @@ export const opts = (port: number, extra: Partial<SmtpOptions> = {}): SmtpOption
   timeoutMs: 2_000,
   ...extra,
 })
+
+/**
+ * The dispatcher's relay client for a plain relay on `port`: one session, 2 s time-out, a breaker
+ * that opens after 3 failed calls; closed after the test.
+ */
+export function relayClient(port: number, metrics: Metrics): SmtpRelay {
+  const client = new SmtpRelay(
+    {
+      url: `smtp://127.0.0.1:${port}`,
+      starttls: 'offered',
+      verifyTls: true,
+      poolSize: 1,
+      timeoutSeconds: 2,
+      breaker: { resetSeconds: 60, minCalls: 3 },
+    },
+    metrics,
+    pino({ level: 'silent' }),
+  )
+  closers.unshift(() => client.close())
+  return client
+}
 
 export const message = (body = 'Hello\r\n') =>
   Buffer.from(`From: a@sender.test\r\nTo: b@x.test\r\nSubject: hi\r\n\r\n${body}`)

@@ -1,11 +1,9 @@
 import type { Socket } from 'node:net'
 import { Metrics } from '@mailer/observability'
-import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
-import { SmtpRelay } from '../src/infra/relay.js'
 import { SmtpConnection, SmtpConnectionError } from '../src/infra/smtp/connection.js'
 import { SmtpPool } from '../src/infra/smtp/pool.js'
-import { closeAll, closers, message, opts, relay, scripted, session } from './smtp-fixtures.js'
+import { closeAll, closers, message, opts, relay, relayClient, scripted, session } from './smtp-fixtures.js'
 
 // A relay failing in ways smtp-server will not on request: replies that never end, sessions
 // closed with 421. The ordinary session is smtp-session.test.ts.
@@ -93,23 +91,10 @@ describe('421: the relay is closing the session', () => {
       socket.end('421 4.3.2 System shutting down\r\n')
     })
     const metrics = new Metrics('relay_421')
-    const relayClient = new SmtpRelay(
-      {
-        url: `smtp://127.0.0.1:${server.port}`,
-        starttls: 'offered',
-        verifyTls: true,
-        poolSize: 1,
-        timeoutSeconds: 2,
-        breaker: { resetSeconds: 60, minCalls: 3 },
-      },
-      metrics,
-      pino({ level: 'silent' }),
-    )
-    closers.unshift(() => relayClient.close())
+    const client = relayClient(server.port, metrics)
     const envelope = { from: 'a@sender.test', to: ['b@x.test'] }
     const answers = []
-    for (let i = 0; i < 6; i++)
-      answers.push((await relayClient.deliver(`email_${i}`, envelope, message()))[0]!)
+    for (let i = 0; i < 6; i++) answers.push((await client.deliver(`email_${i}`, envelope, message()))[0]!)
     // The relay's own words while it was tried, then deferrals without calling it.
     expect(answers[0]).toMatchObject({ code: 421, text: '421 4.3.2 System shutting down' })
     expect(answers.at(-1)).toMatchObject({ code: null, text: 'relay unavailable (circuit breaker open)' })

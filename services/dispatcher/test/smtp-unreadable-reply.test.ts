@@ -1,9 +1,7 @@
 import { Metrics } from '@mailer/observability'
-import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
-import { SmtpRelay } from '../src/infra/relay.js'
 import { SmtpConnection, SmtpConnectionError } from '../src/infra/smtp/connection.js'
-import { closeAll, closers, message, opts, scripted } from './smtp-fixtures.js'
+import { closeAll, message, opts, relayClient, scripted } from './smtp-fixtures.js'
 
 // An unreadable line from the relay is quoted (its first 200 characters) in the error, which
 // becomes the recipients' reply text: kept in events and last_error, both written as jsonb, which
@@ -25,19 +23,7 @@ describe('an unreadable reply from the relay', () => {
 
   it('gives every recipient a reply text that can be stored', async () => {
     const server = await scripted(() => undefined, GARBAGE)
-    const relay = new SmtpRelay(
-      {
-        url: `smtp://127.0.0.1:${server.port}`,
-        starttls: 'offered',
-        verifyTls: true,
-        poolSize: 1,
-        timeoutSeconds: 2,
-        breaker: { resetSeconds: 60, minCalls: 3 },
-      },
-      new Metrics('relay_unreadable'),
-      pino({ level: 'silent' }),
-    )
-    closers.unshift(() => relay.close())
+    const relay = relayClient(server.port, new Metrics('relay_unreadable'))
     const [reply] = await relay.deliver('email_1', { from: 'a@sender.test', to: ['b@x.test'] }, message())
     expect(reply).toMatchObject({ stage: 'connection', code: null })
     expect(reply!.text).toBe(`unreadable reply from the relay: ${'x'.repeat(199)}`)
