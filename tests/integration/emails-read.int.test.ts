@@ -161,3 +161,17 @@ describe('metrics', () => {
     ).toBe(1)
   })
 })
+
+// After the metrics test, which counts this file's sends up to it.
+describe('GET /v1/emails?tag=', () => {
+  it('finds a tag value with line breaks, as the send stored it', async () => {
+    // A send takes any characters in a tag; the filter took one line only and answered 400.
+    const tags = { note: 'line one\nline two', para: 'a\u2028b' }
+    const sent = await client.post('/v1/emails', beta.live, email(beta.from, { tags }))
+    expect(sent.status).toBe(202)
+    for (const [key, value] of Object.entries(tags)) {
+      const r = await list(`?tag=${encodeURIComponent(`${key}:${value}`)}`, beta.live)
+      expect([r.status, r.body.data?.map((e: any) => e.id)], key).toEqual([200, [sent.body.id]])
+    }
+  })
+})

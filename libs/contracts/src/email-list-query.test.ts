@@ -24,9 +24,15 @@ describe('the email list tag filter', () => {
   })
 
   it('refuses a tag that no reading fits', () => {
-    for (const tag of ['nocolon', ':v', `${'k'.repeat(65)}:v`, 'k:a\nb']) {
+    for (const tag of ['nocolon', ':v', `${'k'.repeat(65)}:v`, `k:${'v'.repeat(320)}`]) {
       expect(ListEmailsQuery.safeParse({ tag }).success, tag).toBe(false)
     }
     expect(ListEmailsQuery.safeParse({ tag: `k:a:${'v'.repeat(256)}` }).success).toBe(true)
+  })
+
+  it('takes a value with line breaks, which a send stores in a tag', () => {
+    for (const tag of ['k:a\nb', 'k:a\r\nb', 'k:a\u2028b', '\n:v']) {
+      expect(ListEmailsQuery.safeParse({ tag }).success, JSON.stringify(tag)).toBe(true)
+    }
   })
 })

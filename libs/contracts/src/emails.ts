@@ -291,8 +291,11 @@ export const ListEmailsQuery = pageQuery().extend({
   q: z.string().trim().max(200).refine(noNul, 'q cannot contain NUL characters').optional(),
   tag: z
     .string()
-    // One line of at most a 64-character key, `:` and a 256-character value.
-    .regex(/^.{2,321}$/, 'tag must be key:value')
+    // At most a 64-character key, `:` and a 256-character value. Any character a send takes in a
+    // tag counts, line breaks included: `.` left them out, so an email whose tag value held one
+    // could not be found by it (400 `invalid_query` for the very value it was sent with).
+    .min(2, 'tag must be key:value')
+    .max(321, 'tag must be key:value')
     .refine((t) => tagSplits(t).length > 0, 'tag must be key:value')
     .refine(noNul, 'tag cannot contain NUL characters')
     .optional(),
