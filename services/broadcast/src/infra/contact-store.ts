@@ -40,6 +40,8 @@ export interface UpsertResult {
  * keeps the stored value. A contact inserted concurrently by another request is updated by the
  * second statement, which sees it once that request committed; one deleted concurrently between
  * the two statements is inserted again by another round. Inputs must be unique by email.
+ * Both statements take their rows in email order, so imports naming the same contacts in other
+ * orders wait for each other instead of deadlocking (PostgreSQL failed one of them: a 500).
  */
 export async function upsertContacts(
   tx: Sql,
@@ -69,6 +71,7 @@ async function upsertRound(
     `INSERT INTO contacts AS c (id, project_id, email, first_name, last_name, unsubscribed, data, created_at, updated_at)
      SELECT i.id, $1, i.email, i.first_name, i.last_name, COALESCE(i.unsubscribed, false), COALESCE(i.data, '{}'::jsonb), now(), now()
      FROM ${RECORDSET}
+     ORDER BY i.email
      ON CONFLICT (project_id, email) DO NOTHING
      RETURNING ${CONTACT_COLUMNS}`,
     projectId,
@@ -76,14 +79,18 @@ async function upsertRound(
   )
   if (created.length === inputs.length) return { created, updated: [] }
   const updated = await tx.$queryRawUnsafe<ContactRow[]>(
-    `UPDATE contacts c SET
-       first_name = COALESCE(i.first_name, c.first_name),
-       last_name = COALESCE(i.last_name, c.last_name),
-       unsubscribed = COALESCE(i.unsubscribed, c.unsubscribed),
-       data = COALESCE(i.data, c.data),
+    `WITH given AS MATERIALIZED (
+       SELECT c.id AS contact_id, i.first_name, i.last_name, i.unsubscribed, i.data
+       FROM contacts c JOIN ${RECORDSET} ON c.email = i.email
+       WHERE c.project_id = $1 AND NOT (c.id = ANY($3::text[]))
+       ORDER BY c.email FOR NO KEY UPDATE OF c)
+     UPDATE contacts c SET
+       first_name = COALESCE(g.first_name, c.first_name),
+       last_name = COALESCE(g.last_name, c.last_name),
+       unsubscribed = COALESCE(g.unsubscribed, c.unsubscribed),
+       data = COALESCE(g.data, c.data),
        updated_at = now()
-     FROM ${RECORDSET}
-     WHERE c.project_id = $1 AND c.email = i.email AND NOT (c.id = ANY($3::text[]))
+     FROM given g WHERE c.id = g.contact_id
      RETURNING ${CONTACT_COLUMNS}`,
     projectId,
     json,
