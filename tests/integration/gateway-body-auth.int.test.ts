@@ -129,13 +129,13 @@ describe('an authenticated caller still gets its 100 Continue', () => {
     expect(JSON.parse(r.body)).toEqual({ id: expect.stringMatching(/^email_/), status: 'queued' })
   })
 
-  it('the public unsubscribe link and the dashboard sign-in still get 100 and read their bodies', async () => {
-    for (const [path, body] of [
-      ['/u/not-a-token', 'List-Unsubscribe=One-Click'],
-      ['/dashboard/api/session', JSON.stringify({ key: 'wrong' })],
+  it('the public unsubscribe link and the dashboard sign-in (from its own page) still get 100 and read their bodies', async () => {
+    for (const [path, body, extra] of [
+      ['/u/not-a-token', 'List-Unsubscribe=One-Click', {}],
+      ['/dashboard/api/session', JSON.stringify({ key: 'wrong' }), { Origin: 'http://x' }],
     ] as const) {
       const c = await rawConversation(port)
-      await c.write(head(path, { Expect: '100-continue', 'Content-Length': body.length }))
+      await c.write(head(path, { ...extra, Expect: '100-continue', 'Content-Length': body.length }))
       const interim = await c.until((r) => r.includes('\r\n\r\n'))
       expect(interim, path).toBe('HTTP/1.1 100 Continue\r\n\r\n')
       await c.write(body)
@@ -145,5 +145,40 @@ describe('an authenticated caller still gets its 100 Continue', () => {
       expect(r.status, raw).toBeGreaterThanOrEqual(400)
       expect(r.status, raw).toBeLessThan(500)
     }
+  })
+})
+
+describe('the dashboard sign-in, which takes no key', () => {
+  it('from another page is 403 from its headers: a 4 MiB body is not waited for', async () => {
+    // Read first, up to MAX_BODY_BYTES, before the origin was looked at: the answer was the 408 of
+    // a body that stopped arriving, and anyone could make the gateway hold 16 MiB per request.
+    const r = await firstAnswer(
+      '/dashboard/api/session',
+      { Origin: 'https://evil.test', 'Content-Length': 4 * 1024 * 1024 },
+      64 * 1024,
+    )
+    expect(r.statusLine, r.raw).toBe('HTTP/1.1 403 Forbidden')
+    expect(JSON.parse(r.body).error.code).toBe('csrf_failed')
+    expect(r.headers.connection).toBe('close')
+  })
+
+  it('reads a body of 64 KiB at most (a key is 4096 characters), not MAX_BODY_BYTES', async () => {
+    const url = `http://127.0.0.1:${port}/dashboard/api/session`
+    const send = (body: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { origin: `http://127.0.0.1:${port}`, 'content-type': 'application/json' },
+        body,
+      })
+    // Padding the JSON allows: the key alone decides, until the body is over the limit.
+    const padded = (n: number) => `{"key":"wrong"${' '.repeat(n - 15)}}`
+    const fits = await send(padded(64 * 1024))
+    expect(fits.status).toBe(401)
+    const over = await send(padded(64 * 1024 + 1))
+    expect(over.status).toBe(413)
+    expect(((await over.json()) as { error: unknown }).error).toMatchObject({
+      code: 'payload_too_large',
+      message: 'The request body is larger than 65536 bytes',
+    })
   })
 })

@@ -56,7 +56,7 @@ export async function dashboardRouter(deps: DashboardDeps): Promise<Router> {
     signouts,
     logger: deps.logger,
     metrics: deps.metrics,
-    readBody: deps.readBody,
+    maxBodyBytes: env.MAX_BODY_BYTES,
   })
   const sync = await startSignoutSync(signouts, dashboard.revoked, deps.bus, deps.logger)
   deps.onStop(() => sync.stop())

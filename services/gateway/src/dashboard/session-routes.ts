@@ -1,13 +1,13 @@
 import type { Bus } from '@mailer/bus'
 import { MailerError, parseBody, type SignoutMessage, SUBJECTS } from '@mailer/contracts'
 import type { Logger, Metrics } from '@mailer/observability'
-import { type Request, type Response, Router } from 'express'
+import { type NextFunction, type Request, type Response, Router } from 'express'
 import { z } from 'zod'
 import { signinClient } from '../domain/signin-client.js'
 import { waitText } from '../domain/wait-text.js'
 import { jsonBody } from '../http/body.js'
 import { sendError } from '../http/errors.js'
-import { type ReadBody, readBodyFirst } from '../http/read-body.js'
+import { bodyReader, closeIfBodyUnread, readBodyFirst } from '../http/read-body.js'
 import type { DashboardSignins } from '../infra/dashboard-signins.js'
 import type { DashboardSignouts } from '../infra/dashboard-signouts.js'
 import type { DashboardAuth } from './auth.js'
@@ -15,6 +15,13 @@ import type { Session } from './session.js'
 
 /** Trimmed like the Bearer token (and ADMIN_API_KEY): a pasted key often brings a line break. */
 const SignInBody = z.strictObject({ key: z.string().trim().min(1).max(4096) })
+
+/**
+ * The most of a sign-in body read: a key of 4096 characters, each written as a 6-byte `\uXXXX`,
+ * with room to spare. The sign-in takes no key, so MAX_BODY_BYTES (16 MiB) here let anyone make
+ * the gateway hold that much per request, which the key-first rule stops on every other route.
+ */
+export const SIGNIN_MAX_BODY_BYTES = 64 * 1024
 
 const sessionBody = (auth: DashboardAuth, s: Session) => ({
   signedIn: true as const,
@@ -30,16 +37,27 @@ export function sessionRouter(deps: {
   signouts: DashboardSignouts
   logger: Logger
   metrics: Metrics
-  readBody: ReadBody
+  /** MAX_BODY_BYTES: the sign-in reads no more than this or SIGNIN_MAX_BODY_BYTES, the smaller. */
+  maxBodyBytes: number
 }): Router {
   const { auth, bus, signins, signouts, logger } = deps
   const router = Router()
   const signIns = deps.metrics.counter('dashboard_signins_total', 'Dashboard sign-in attempts', ['outcome'])
-  // The key comes in the body: read here, as the catalog routes read theirs after authentication.
-  const body = readBodyFirst(deps.readBody, logger)
-  router.post('/dashboard/api/session', body, async (req: Request, res: Response) => {
+  // The key comes in the body, so there is no caller to authenticate before reading it; what the
+  // headers can refuse (another origin) is refused first, and the body read is kept small.
+  const body = readBodyFirst(bodyReader(Math.min(deps.maxBodyBytes, SIGNIN_MAX_BODY_BYTES)), logger)
+  const originFirst = async (req: Request, res: Response, next: NextFunction) => {
     try {
       auth.checkOrigin(req)
+    } catch (err) {
+      await closeIfBodyUnread(req, res) // its body is not waited for (read-body.ts)
+      sendError(res, err, logger, req.requestId)
+      return
+    }
+    next()
+  }
+  router.post('/dashboard/api/session', originFirst, body, async (req: Request, res: Response) => {
+    try {
       const { key } = parseBody(SignInBody, jsonBody(req))
       // The address the ingress saw (TRUST_PROXY), counted per client (an IPv4 address, an IPv6
       // /64: domain/signin-client.ts) in PostgreSQL before the key is compared, so every replica
