@@ -125,7 +125,7 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
         metrics: rt.metrics,
         hits: trackingHits,
         timeoutMs: env.UPSTREAM_TIMEOUT_MS,
-        readBody,
+        maxBodyBytes: env.MAX_BODY_BYTES,
       }),
     ),
   )

@@ -1,6 +1,6 @@
 import type { Bus } from '@mailer/bus'
 import { isMailerError, newId, SUBJECTS, UnsubscribeReply, type UnsubscribeRequest } from '@mailer/contracts'
-import type { Links } from '@mailer/links'
+import type { Links, LinkToken } from '@mailer/links'
 import type { Logger, Metrics } from '@mailer/observability'
 import express, { type Request, type Response, type Router } from 'express'
 import {
@@ -10,7 +10,7 @@ import {
   unavailablePage,
   unsubscribedPage,
 } from '../http/link-pages.js'
-import { type ReadBody, readBodyFirst } from '../http/read-body.js'
+import { bodyReader, closeIfBodyUnread, readBodyFirst } from '../http/read-body.js'
 import type { TrackingHits } from '../infra/tracking-hits.js'
 
 /** The public links (no API key, not in the route catalog). */
@@ -29,8 +29,16 @@ interface Deps {
   /** Where opens and clicks go once the reader is answered (the TRACKING stream). */
   hits: TrackingHits
   timeoutMs: number
-  readBody: ReadBody
+  /** MAX_BODY_BYTES: the one-click POST reads no more than this or UNSUBSCRIBE_MAX_BODY_BYTES. */
+  maxBodyBytes: number
 }
+
+/**
+ * The most of a one-click unsubscribe body read: mail clients send `List-Unsubscribe=One-Click`
+ * (RFC 8058), the page's form as little. The link takes no key, so MAX_BODY_BYTES (16 MiB) here
+ * let anyone make the gateway hold that much per request.
+ */
+export const UNSUBSCRIBE_MAX_BODY_BYTES = 8 * 1024
 
 const userAgentOf = (req: Request): string | null => req.get('user-agent')?.slice(0, 1024) ?? null
 const tokenOf = (req: Request): string => String(req.params.token ?? '')
@@ -101,10 +109,24 @@ export function publicLinksRouter(deps: Deps): Router {
   })
 
   // RFC 8058 one-click: mail clients POST `List-Unsubscribe=One-Click` here; the page's form does too.
-  // The form's body is not used, but read (and its size checked) as for any POST.
-  router.post('/u/:token', readBodyFirst(deps.readBody, logger), async (req, res) => {
+  // The token is the caller's credential: checked from the URL before a byte of the body is read
+  // (a bad one's body is not waited for), as a key is on the API routes. The body is not used, but
+  // read (and its size checked) as for any POST.
+  const readSmallBody = readBodyFirst(
+    bodyReader(Math.min(deps.maxBodyBytes, UNSUBSCRIBE_MAX_BODY_BYTES)),
+    logger,
+  )
+  const tokenFirst = async (req: Request, res: Response, next: () => void) => {
     const t = links.verify(tokenOf(req), 'unsubscribe')
-    if (!t) return invalid(res, 'unsubscribe')
+    if (t) {
+      res.locals.unsubscribe = t
+      return next()
+    }
+    await closeIfBodyUnread(req, res)
+    invalid(res, 'unsubscribe')
+  }
+  router.post('/u/:token', tokenFirst, readSmallBody, async (req, res) => {
+    const t = res.locals.unsubscribe as Extract<LinkToken, { kind: 'unsubscribe' }>
     const payload: UnsubscribeRequest = { projectId: t.projectId, contactId: t.contactId }
     try {
       await bus.request(SUBJECTS.contactsUnsubscribe, payload, {
