@@ -210,9 +210,11 @@ describe('the due sweeper', () => {
   })
 
   it('a scheduled email falling due while the service is down is queued once it is back', async () => {
-    const r = await send({ scheduledAt: inSeconds(1) })
+    // Made due once the service is down: with a time a second ahead, a loaded machine could take
+    // longer than that to stop it, and its sweeper queued the email first.
+    const r = await send({ scheduledAt: inSeconds(3600) })
     await stack.stop('email')
-    await new Promise((res) => setTimeout(res, 1500))
+    await sql(te, `UPDATE emails SET scheduled_at = now() - interval '1 second' WHERE id = $1`, [r.body.id])
     expect((await sql(te, 'SELECT status FROM emails WHERE id = $1', [r.body.id]))[0].status).toBe(
       'scheduled',
     )

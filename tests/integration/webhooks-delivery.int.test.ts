@@ -4,6 +4,7 @@ import { createProject } from '../support/http.js'
 import { useStack } from '../support/use-stack.js'
 import {
   EventPublisher,
+  gate,
   listDeliveries,
   makeEvent,
   metricValue,
@@ -117,12 +118,14 @@ describe('delivery', () => {
     await waitFor(() => receiver.requests.length === 4, { timeoutMs: 10_000, what: 'four attempts' })
     const at = receiver.requests.map((r) => r.at)
     const gaps = at.slice(1).map((t, i) => t - at[i]!)
+    // Never shorter than its wait (begun once the answer before is recorded); later by a write, a claim
+    // and a request (over a second on a loaded CI), never by a whole wait (a wrong step: 2 s, 4 s).
     expect(gaps[0]).toBeGreaterThanOrEqual(900)
-    expect(gaps[0]).toBeLessThan(1800)
+    expect(gaps[0]).toBeLessThan(2000)
     expect(gaps[1]).toBeGreaterThanOrEqual(900)
-    expect(gaps[1]).toBeLessThan(1800)
+    expect(gaps[1]).toBeLessThan(2000)
     expect(gaps[2]).toBeGreaterThanOrEqual(1900)
-    expect(gaps[2]).toBeLessThan(2800)
+    expect(gaps[2]).toBeLessThan(4000)
     expect(new Set(receiver.requests.map((r) => r.headers['service-delivery-id'])).size).toBe(1)
     for (const r of receiver.requests) {
       expect(r.raw).toBe(JSON.stringify(event))
@@ -170,12 +173,11 @@ describe('delivery', () => {
     receivers.push(target)
     const slow = await setup(() => 'hang')
     await events.publish(slow.projectId, makeEvent())
-    const t = await waitFor(
-      async () => (await deliveries(slow.p.live, slow.wh.id))[0]?.responseBody ?? null,
-      { what: 'the time-out' },
-    )
-    expect(t).toBe('timeout after 1.5s')
-    expect((await deliveries(slow.p.live, slow.wh.id))[0]).toMatchObject({
+    // The row as first seen with an answer: read again, it may already be the retry's (1 s on).
+    const answered = async () => (await deliveries(slow.p.live, slow.wh.id)).find((d) => d.responseBody)
+    const t = await waitFor(answered, { what: 'the time-out' })
+    expect(t).toMatchObject({
+      responseBody: 'timeout after 1.5s',
       status: 'pending',
       attempt: 1,
       responseCode: null,
@@ -197,12 +199,15 @@ describe('delivery', () => {
   })
 
   it('signs retries of older events with the new secret after a rotation; the old secret stops at once', async () => {
+    // Answered (500) once the secret is rotated: its retry, a second on, comes after the rotation.
+    const rotation = gate()
     const { receiver, p, wh, projectId } = await setup((_r, i) =>
-      i === 1 ? { status: 500 } : { status: 200 },
+      i === 1 ? { status: 500, after: rotation.held } : { status: 200 },
     )
     await events.publish(projectId, makeEvent())
     await waitFor(() => receiver.requests.length === 1)
     const rotated = await client.post(`/v1/webhooks/${wh.id}/rotate-secret`, p.live)
+    rotation.release()
     expect(rotated.status).toBe(200)
     expect(rotated.body.secret).toMatch(/^whsec_[A-Za-z0-9]{32}$/)
     expect(rotated.body.secret).not.toBe(wh.secret)
@@ -266,7 +271,9 @@ describe('delivery', () => {
     const again = await client.post(`/v1/webhooks/${wh.id}/deliveries/${d.id}/retry`, p.live)
     expect(again.status).toBe(202)
     expect(again.body).toMatchObject({ id: d.id, status: 'pending' })
-    await waitFor(() => receiver.requests.length === 2, { timeoutMs: 2000, what: 'the manual retry' })
+    // Due now, not after a wait of the schedule: read off the answer, not timed on a loaded machine.
+    expect(new Date(again.body.nextAttemptAt).getTime()).toBeLessThanOrEqual(Date.now())
+    await waitFor(() => receiver.requests.length === 2, { what: 'the manual retry' })
     expect(receiver.requests[1]!.headers['service-delivery-id']).toBe(d.id)
     const done = await waitFor(async () =>
       (await deliveries(p.live, wh.id))[0]?.status === 'success'
@@ -360,10 +367,15 @@ describe('delivery', () => {
     const p = await createProject(client, 'hol')
     const slow = await client.post('/v1/webhooks', p.live, { url: hanging.url() })
     await client.post('/v1/webhooks', p.live, { url: healthy.url() })
-    const sent = Date.now()
-    for (let i = 0; i < 12; i++) await events.publish(p.project.id, makeEvent())
-    await waitFor(() => healthy.requests.length === 12, { timeoutMs: 3000, what: 'all healthy deliveries' })
-    expect(Math.max(...healthy.requests.map((r) => r.at)) - sent).toBeLessThan(1400)
+    // One message: the twelve events come in together.
+    await events.publishGroup(
+      Array.from({ length: 12 }, () => ({ projectId: p.project.id, event: makeEvent() })),
+    )
+    await waitFor(() => healthy.requests.length === 12, { what: 'all healthy deliveries' })
+    // None waited for a hanging attempt to end (1.5 s), when the hanging endpoint's fifth goes:
+    // counted, not timed from the publish, which a loaded machine made slower than a bound.
+    const last = Math.max(...healthy.requests.map((r) => r.at))
+    expect(hanging.requests.filter((r) => r.at <= last).length).toBeLessThanOrEqual(4)
     // Four attempts held open by the hanging endpoint, never more.
     expect(hanging.maxOpen).toBe(4)
     await client.patch(`/v1/webhooks/${slow.body.id}`, p.live, { enabled: false })

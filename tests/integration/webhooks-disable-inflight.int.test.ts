@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { useStack } from '../support/use-stack.js'
 import {
   EventPublisher,
+  gate,
   listDeliveries,
   makeEvent,
   projectWithReceiver,
@@ -36,10 +37,7 @@ const deliveries = (key: string, webhookId: string) => listDeliveries(client, ke
 
 describe('disabling a webhook', () => {
   it('disabling while attempts are in flight: the one answered 2xx stays a success, the failed one is failed "webhook disabled"', async () => {
-    let release!: () => void
-    const answered = new Promise<void>((resolve) => {
-      release = resolve
-    })
+    const { held: answered, release } = gate()
     const { receiver, p, wh, projectId } = await setup((r) =>
       r.body.data.recipient === 'ok@example.com'
         ? { status: 200, body: 'got it', after: answered }
@@ -80,10 +78,7 @@ describe('disabling a webhook', () => {
   })
 
   it("a manual retry while the disabled webhook's attempt is still in flight leaves it alone", async () => {
-    let release!: () => void
-    const answered = new Promise<void>((resolve) => {
-      release = resolve
-    })
+    const { held: answered, release } = gate()
     const { receiver, p, wh, projectId } = await setup(
       (_r, n) =>
         n === 1 ? { status: 200, body: 'got it', after: answered } : { status: 500, body: 'second copy' },

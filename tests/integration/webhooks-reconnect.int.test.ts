@@ -6,7 +6,7 @@ import { sql } from '../support/db.js'
 import { createProject } from '../support/http.js'
 import { TcpProxy } from '../support/infra.js'
 import { useStack } from '../support/use-stack.js'
-import { EventPublisher, makeEvent, Receiver, verifyWebhook } from '../support/webhooks.js'
+import { EventPublisher, gate, makeEvent, Receiver, verifyWebhook } from '../support/webhooks.js'
 
 // A webhook replica whose own NATS connection dropped for a moment misses the invalidations sent
 // meanwhile (core pub/sub keeps nothing for an absent subscriber). A webhook created then must
@@ -69,15 +69,6 @@ async function claimedAheadThenCut(slug: string, rx: Receiver) {
   proxy.cut()
   await waitFor(async () => !(await ready(port)) || null, { what: 'the replica disconnected' })
   return { port, p, wh, e1, e2 }
-}
-
-/** A promise the test settles: what a receiver holds its first answer on. */
-function gate(): { held: Promise<void>; release: () => void } {
-  let release!: () => void
-  const held = new Promise<void>((resolve) => {
-    release = resolve
-  })
-  return { held, release }
 }
 
 describe('a webhook replica back from a NATS outage of its own', () => {

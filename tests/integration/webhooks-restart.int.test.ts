@@ -8,6 +8,7 @@ import { useStack } from '../support/use-stack.js'
 import {
   EventPublisher,
   fakeId,
+  gate,
   makeEvent,
   metricValue,
   Receiver,
@@ -110,19 +111,22 @@ describe('durability', () => {
     // seconds. No outcome of that claim was recorded, so the attempt after the lease is still the first.
     const event = makeEvent()
     const id = fakeId('whd')
-    const claimedAt = Date.now()
-    await sql(
+    const [{ leaseEnd }] = await sql(
       te,
       `INSERT INTO webhook_deliveries (id, webhook_id, project_id, event_id, event_type, payload, attempt, status, next_attempt_at, locked_until)
-       VALUES ($1, $2, $3, $4, $5, $6, 1, 'pending', now(), now() + interval '3 seconds')`,
+       VALUES ($1, $2, $3, $4, $5, $6, 1, 'pending', now(), now() + interval '3 seconds')
+       RETURNING (extract(epoch FROM locked_until) * 1000)::float8 AS "leaseEnd"`,
       [id, wh.id, p.project.id, event.id, event.type, JSON.stringify(event)],
     )
     await waitFor(() => rx.requests.length === 1, { timeoutMs: 8000, what: 'the attempt after the lease' })
     const got = rx.requests[0]!
     expect(got.headers['service-delivery-id']).toBe(id)
     expect(got.body).toEqual(event)
-    expect(got.at - claimedAt).toBeGreaterThanOrEqual(2900)
-    expect(got.at - claimedAt).toBeLessThan(4500)
+    // Measured from the lease's end as written (the same clock), not from before the insert, whose
+    // own time a loaded machine added to the wait. Never before it; after it, within a poll (1 s
+    // here) and the claim and request, which a loaded machine has taken over a second to make.
+    expect(got.at).toBeGreaterThanOrEqual(leaseEnd - 100)
+    expect(got.at - leaseEnd).toBeLessThan(3000)
     const d = await waitFor(async () => {
       const [x] = (await client.get(`/v1/webhooks/${wh.id}/deliveries`, p.live)).body.data
       return x?.status === 'success' ? x : null
@@ -130,6 +134,9 @@ describe('durability', () => {
     expect(d).toMatchObject({ id, attempt: 1, responseCode: 200 })
   })
 })
+
+/** The time-out of a replica whose first attempt a receiver holds: longer than any test waits. */
+const HELD_TIMEOUT_MS = 30_000
 
 describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
   /** The only webhook replica, one slot per webhook: a hanging attempt makes the rest wait, claimed ahead. */
@@ -149,9 +156,15 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
   }
 
   it('a replica that stops hands back the deliveries waiting in its memory, unattempted', async () => {
-    const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 200, body: 'ok' }))
+    // The first attempt is answered (500: retried on schedule) only once the stopping replica has
+    // handed the rest back. It was a 1 s time-out: a loaded machine took longer than that to
+    // publish and claim the six, so the next one went out before the check.
+    const { held, release } = gate()
+    const rx = await Receiver.start((_, n) =>
+      n === 1 ? { status: 500, body: 'down', after: held } : { status: 200, body: 'ok' },
+    )
     receivers.push(rx)
-    const only = await oneSlotReplica(1000)
+    const only = await oneSlotReplica(HELD_TIMEOUT_MS)
     let wh: { id: string }
     let p: Awaited<ReturnType<typeof createProject>>
     try {
@@ -160,7 +173,12 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
       for (let i = 0; i < 6; i++) await events.publish(p.project.id, makeEvent())
       await waitFor(async () => (await leased(wh.id)) === 6, { what: 'all six claimed' })
       expect(rx.requests).toHaveLength(1)
+      const stopping = only.stop()
+      await waitFor(async () => (await leased(wh.id)) === 1, { what: 'the five waiting handed back' })
+      release()
+      await stopping
     } finally {
+      release()
       await only.stop()
       await stack.start('webhook')
     }
@@ -179,7 +197,7 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
       { timeoutMs: 8000, what: 'every delivery a success, the hung one on its retry' },
     )
     // The five handed back were attempted once each (handing back undid the attempt their claim
-    // had counted); the one that hung succeeded on its second attempt.
+    // had counted); the one answered 500 succeeded on its second attempt.
     expect(list.map((d) => d.attempt).sort()).toEqual([1, 1, 1, 1, 1, 2])
   })
 
@@ -233,9 +251,15 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
   }, 90_000)
 
   it('disabling the webhook fails the deliveries waiting in memory with no attempt counted', async () => {
-    const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 200, body: 'ok' }))
+    // The one in flight is answered only after the webhook is disabled. It was a 2.5 s time-out: a
+    // loaded machine could take longer than that to get here, and the next one went out first.
+    const { held, release } = gate()
+    const rx = await Receiver.start((_, n) =>
+      n === 1 ? { status: 503, body: 'busy', after: held } : { status: 200, body: 'ok' },
+    )
     receivers.push(rx)
-    const only = await oneSlotReplica(2500)
+    const only = await oneSlotReplica(HELD_TIMEOUT_MS)
+    let back = false
     try {
       const p = await createProject(client, 'disable-ahead')
       const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
@@ -243,8 +267,19 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
       await waitFor(async () => (await leased(wh.id)) === 3, { what: 'one in flight, two waiting' })
       await waitFor(() => rx.requests.length >= 1 || null, { what: 'the first attempt at the receiver' })
       expect((await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: false })).status).toBe(200)
-      // The one in flight times out (2.5 s) and stays failed "webhook disabled".
-      await sleep(3500)
+      // The one in flight is answered 503 and stays failed "webhook disabled". Once that answer is
+      // counted its slot has been given back (the worker counts after): anything still waiting in
+      // memory would have started by then, and the stop waits for what is in flight.
+      release()
+      await waitFor(
+        async () =>
+          (await metricValue(only.ops.port, 'mailer_webhook_attempts_total', 'outcome="failure"')) === 1 ||
+          null,
+        { what: 'the answer to the attempt in flight' },
+      )
+      await only.stop()
+      await stack.start('webhook')
+      back = true
       const list = (await client.get(`/v1/webhooks/${wh.id}/deliveries`, p.live)).body.data as Array<{
         id: string
         attempt: number
@@ -261,23 +296,32 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
           attempt: d.id === sent ? 1 : 0,
         })
     } finally {
+      release()
       await only.stop()
-      await stack.start('webhook')
+      if (!back) await stack.start('webhook')
     }
   })
 
   it('a secret rotated while they wait signs them: they are handed back and claimed again', async () => {
-    const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 200, body: 'ok' }))
+    // The first attempt is answered once the rotation is (the replica hands back before it
+    // answers). It was a 1.5 s time-out: a loaded machine took longer than that to claim the four
+    // and rotate, and the next one went out, signed with the old secret, before the rotation.
+    const { held, release } = gate()
+    const rx = await Receiver.start((_, n) =>
+      n === 1 ? { status: 200, body: 'ok', after: held } : { status: 200, body: 'ok' },
+    )
     receivers.push(rx)
-    const only = await oneSlotReplica(1500)
+    const only = await oneSlotReplica(HELD_TIMEOUT_MS)
     try {
       const p = await createProject(client, 'rotate-ahead')
       const wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
       for (let i = 0; i < 4; i++) await events.publish(p.project.id, makeEvent())
       await waitFor(async () => (await leased(wh.id)) === 4, {
-        what: 'all four claimed, three waiting behind the hanging one',
+        what: 'all four claimed, three waiting behind the one in flight',
       })
       const rotated = (await client.post(`/v1/webhooks/${wh.id}/rotate-secret`, p.live)).body
+      expect(rx.requests).toHaveLength(1)
+      release()
       await waitFor(() => rx.requests.length >= 4, { timeoutMs: 8000, what: 'the three that waited' })
       for (const r of rx.requests.slice(1)) {
         const sig = String(r.headers['service-signature'])
@@ -285,6 +329,7 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
         expect(verifyWebhook(sig, wh.secret, r.raw)).toBe(false)
       }
     } finally {
+      release()
       await only.stop()
       await stack.start('webhook')
     }

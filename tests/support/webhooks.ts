@@ -234,6 +234,15 @@ export async function projectWithReceiver(
   return { receiver, p, wh: wh.body as { id: string; secret: string }, projectId: p.project.id as string }
 }
 
+/** A promise the test settles: what a receiver holds an answer on (`Reply.after`). */
+export function gate(): { held: Promise<void>; release: () => void } {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  return { held, release }
+}
+
 /** A webhook's deliveries, newest first (its first page). */
 export const listDeliveries = async (client: ReturnType<typeof api>, key: string, webhookId: string) =>
   (await client.get(`/v1/webhooks/${webhookId}/deliveries`, key)).body.data as any[]
