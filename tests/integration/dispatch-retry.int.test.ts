@@ -49,30 +49,37 @@ describe('platform limit (relay quota answers)', () => {
     const id = await seed.email(PROJECT, { from: FROM, to: ['ann@example.com'], subject: 'Quota', text: 'x' })
     let calls = 0
     relay.data = (to) => (to.includes('ann@example.com') && ++calls === 1 ? QUOTA : 'accept')
-    await seed.dispatch(id, PROJECT)
+    // The retry waits for the sweeper, stopped until the waiting email has been read: it fell due
+    // 1.5 s after the attempt, which a loaded machine could spend reading the rows before it.
+    sweeper.stop()
+    try {
+      await seed.dispatch(id, PROJECT)
 
-    const waiting = await until(
-      id,
-      (r) => r.status === 'queued' && r.next_attempt_at !== null,
-      'queued for a retry',
-    )
-    expect(waiting.attempts).toBe(1)
-    expect(waiting.last_error).toBe('451 4.7.1 Daily sending quota exceeded')
-    const [retrying] = await timeline(id)
-    expect(retrying!.type).toBe('email.retrying')
-    expect(retrying!.payload.data).toMatchObject({
-      recipient: null,
-      code: 'platform_limit',
-      message: '451 4.7.1 Daily sending quota exceeded',
-      attempt: 1,
-      delaySeconds: PLATFORM_DELAY,
-    })
-    // Scheduled exactly the platform-limit delay after the attempt.
-    expect(waiting.next_attempt_at.getTime() - retrying!.created_at.getTime()).toBe(PLATFORM_DELAY * 1000)
-    const recipient = (
-      await seed.sql('SELECT status, smtp_status FROM email_recipients WHERE email_id = $1', [id])
-    )[0]
-    expect(recipient).toEqual({ status: 'queued', smtp_status: 451 })
+      const waiting = await until(
+        id,
+        (r) => r.status === 'queued' && r.next_attempt_at !== null,
+        'queued for a retry',
+      )
+      expect(waiting.attempts).toBe(1)
+      expect(waiting.last_error).toBe('451 4.7.1 Daily sending quota exceeded')
+      const [retrying] = await timeline(id)
+      expect(retrying!.type).toBe('email.retrying')
+      expect(retrying!.payload.data).toMatchObject({
+        recipient: null,
+        code: 'platform_limit',
+        message: '451 4.7.1 Daily sending quota exceeded',
+        attempt: 1,
+        delaySeconds: PLATFORM_DELAY,
+      })
+      // Scheduled exactly the platform-limit delay after the attempt.
+      expect(waiting.next_attempt_at.getTime() - retrying!.created_at.getTime()).toBe(PLATFORM_DELAY * 1000)
+      const recipient = (
+        await seed.sql('SELECT status, smtp_status FROM email_recipients WHERE email_id = $1', [id])
+      )[0]
+      expect(recipient).toEqual({ status: 'queued', smtp_status: 451 })
+    } finally {
+      sweeper = seed.startRetrySweeper()
+    }
 
     const done = await until(id, (r) => r.status === 'delivered', 'delivered')
     expect(done.attempts).toBe(2)

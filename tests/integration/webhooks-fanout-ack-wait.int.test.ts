@@ -109,18 +109,22 @@ describe('fan-out ack wait', () => {
   it('a replica fanning out for longer than the ack wait keeps its events: none is redelivered', async () => {
     // Every delivery of a message to a replica, the first and each redelivery, takes a consumer sequence.
     const deliveredBefore = (await fanoutConsumer()).delivered.consumer_seq
-    const env = { WEBHOOK_FANOUT_ACK_WAIT_SECONDS: '1' }
-    // Two replicas: without heartbeats an event would go to the other one after 1 s.
+    // Two replicas: without heartbeats an event would go to the other one after 3 s. Heartbeats
+    // go every second, so two can be late before the ack wait ends: with 1 s (one every 500 ms),
+    // half a second of a busy event loop in this process, where one replica runs, was enough to
+    // have an event redelivered.
+    const env = { WEBHOOK_FANOUT_ACK_WAIT_SECONDS: '3' }
     await stack.start('webhook', env)
     spawned.push(await spawnService('webhook', stack.env(env)))
-    expect((await fanoutConsumer()).config.ack_wait).toBe(1_000_000_000)
+    expect((await fanoutConsumer()).config.ack_wait).toBe(3_000_000_000)
     const lock = await lockWebhooks()
     const ids = await publish(10)
     await waitFor(async () => (await fanoutConsumer()).num_ack_pending === 10 || null, {
       what: 'the 10 events in hand',
     })
-    // Four ack waits with the fan-out stuck on the database.
-    await new Promise((r) => setTimeout(r, 4_000))
+    // Over two ack waits with the fan-out stuck on the database (a message without heartbeats
+    // comes back after one), and well within the 15 s a statement may wait for the lock.
+    await new Promise((r) => setTimeout(r, 8_000))
     const held = await fanoutConsumer()
     await lock.release()
     expect(held.num_redelivered).toBe(0)

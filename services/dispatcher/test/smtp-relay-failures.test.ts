@@ -62,12 +62,38 @@ describe('SMTP session time limits', () => {
   })
 
   it('a large message is not cut short by the time-out while it is still being written', async () => {
-    const r = await relay()
-    const c = await session(opts(r.port, { timeoutMs: 1_000 }))
-    const big = message(`${'x'.repeat(76)}\r\n`.repeat(100_000))
+    // The relay takes the message at its own pace: it stops reading four times for 1 s, at its
+    // start and after each of its first 3 MB, so the upload lasts over the 3 s time-out however
+    // fast the machine is, yet moves on within each time-out. Counted from the start of the
+    // upload, the time-out ended the send in the fourth pause. Counted from its end, the answer
+    // has the whole 3 s to come, for the little the sockets still hold (of 20 MB, most is still
+    // to be written after the last pause): with 1 s, and no pauses, a loaded machine could take
+    // longer than that to read what it held of a message written at full speed.
+    const got: Buffer[] = []
+    const r = await relay({
+      size: 64 * 1024 * 1024,
+      onData: (stream, _session, cb) => {
+        let read = 0
+        let pauses = 0
+        stream.on('data', (c: Buffer) => {
+          got.push(c)
+          read += c.length
+          if (pauses < 4 && read > pauses * 1024 * 1024) {
+            pauses++
+            stream.pause()
+            setTimeout(() => stream.resume(), 1_000)
+          }
+        })
+        stream.on('end', () => cb(null))
+      },
+    })
+    const c = await session(opts(r.port, { timeoutMs: 3_000 }))
+    const big = message(`${'x'.repeat(76)}\r\n`.repeat(260_000))
+    const began = Date.now()
     const t = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, big)
     expect(t.final?.code).toBe(250)
-    expect(r.received[0]!.raw.length).toBe(big.length)
+    expect(Date.now() - began).toBeGreaterThan(4_000)
+    expect(Buffer.concat(got).equals(big)).toBe(true)
   })
 })
 
