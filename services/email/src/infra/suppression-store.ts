@@ -69,7 +69,11 @@ export class SuppressionStore {
   /**
    * Adds an address, or returns the existing entry. One statement decides, so concurrent adds
    * cannot downgrade: an existing reason is replaced only by a stronger one (SUPPRESSION_REASONS
-   * order), keeping the original `createdAt`.
+   * order), keeping the original `createdAt`. An existing entry is locked and returned by the same
+   * statement (a no-op update when nothing is stronger): read separately, a removal racing this
+   * add could take it away between the two, and retries of that lost often enough on a busy
+   * server to answer 503. `changed` (for the metric and the log) compares with the entry as the
+   * statement began.
    */
   async add(
     address: string,
@@ -77,24 +81,20 @@ export class SuppressionStore {
     sourceEmailId: string | null,
   ): Promise<{ row: Row; changed: boolean }> {
     const ranks = [...SUPPRESSION_REASONS]
-    // An entry removed between the upsert (which saw it and kept it) and the read is added
-    // again by the next round, as if this add had come just after the removal.
-    for (let round = 0; ; round++) {
-      const upserted = await this.db.$queryRaw<Row[]>`
-        INSERT INTO suppressions (address, reason, source_email_id, created_at)
-        VALUES (${address}, ${reason}, ${sourceEmailId}, now())
-        ON CONFLICT (address) DO UPDATE
-          SET reason = EXCLUDED.reason, source_email_id = COALESCE(EXCLUDED.source_email_id, suppressions.source_email_id)
-          WHERE array_position(${ranks}::text[], suppressions.reason) < array_position(${ranks}::text[], EXCLUDED.reason)
-        RETURNING ${COLUMNS}`
-      if (upserted[0]) return { row: upserted[0], changed: true }
-      const existing = await this.db.$queryRaw<
-        Row[]
-      >`SELECT ${COLUMNS} FROM suppressions WHERE address = ${address}`
-      if (existing[0]) return { row: existing[0], changed: false }
-      if (round === 2)
-        throw new MailerError('service_unavailable', 'The suppression changed concurrently; retry')
-    }
+    const stronger = Prisma.sql`array_position(${ranks}::text[], suppressions.reason) < array_position(${ranks}::text[], EXCLUDED.reason)`
+    const [row] = await this.db.$queryRaw<Array<Row & { previous: SuppressionReason | null }>>`
+      WITH prev AS (SELECT reason FROM suppressions WHERE address = ${address})
+      INSERT INTO suppressions (address, reason, source_email_id, created_at)
+      VALUES (${address}, ${reason}, ${sourceEmailId}, now())
+      ON CONFLICT (address) DO UPDATE
+        SET reason = CASE WHEN ${stronger} THEN EXCLUDED.reason ELSE suppressions.reason END,
+            source_email_id = CASE WHEN ${stronger}
+              THEN COALESCE(EXCLUDED.source_email_id, suppressions.source_email_id)
+              ELSE suppressions.source_email_id END
+      RETURNING ${COLUMNS}, (SELECT reason FROM prev) AS previous`
+    if (!row) throw new Error('suppression upsert returned no row')
+    const { previous, ...stored } = row
+    return { row: stored, changed: previous !== stored.reason }
   }
 
   async remove(address: string): Promise<boolean> {
