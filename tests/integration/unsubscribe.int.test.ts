@@ -101,6 +101,7 @@ describe('unsubscribe links', () => {
     )
     for (const url of [
       `${stack.gatewayUrl}/u/x`,
+      `${stack.gatewayUrl}/u/`,
       `${stack.gatewayUrl}/u/${'a'.repeat(5000)}.b`,
       at(forged),
     ]) {

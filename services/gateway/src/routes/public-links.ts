@@ -71,6 +71,16 @@ export function publicLinksRouter(deps: Deps): Router {
     requestId: req.requestId,
   })
 
+  // An empty token (a link cut short by a mail client or a copy) is a bad link like any other: the
+  // reader gets the page, not the API's JSON 404.
+  router.get('/t/o/', (_req, res) => invalid(res, 'open'))
+  router.get('/t/c/', (_req, res) => invalid(res, 'click'))
+  router.get('/u/', (_req, res) => invalid(res, 'unsubscribe_page'))
+  router.post('/u/', async (req, res) => {
+    await closeIfBodyUnread(req, res)
+    invalid(res, 'unsubscribe')
+  })
+
   router.get('/t/o/:token', (req, res) => {
     const t = links.verify(tokenOf(req), 'open')
     if (!t) return invalid(res, 'open')
