@@ -1,8 +1,9 @@
 import type { Bus } from '@mailer/bus'
 import { isMailerError, newId, SUBJECTS, UnsubscribeReply, type UnsubscribeRequest } from '@mailer/contracts'
-import type { Links, LinkToken } from '@mailer/links'
+import type { Links } from '@mailer/links'
 import type { Logger, Metrics } from '@mailer/observability'
 import express, { type Request, type Response, type Router } from 'express'
+import { sendError } from '../http/errors.js'
 import {
   confirmPage,
   notFoundPage,
@@ -10,7 +11,7 @@ import {
   unavailablePage,
   unsubscribedPage,
 } from '../http/link-pages.js'
-import { bodyReader, closeIfBodyUnread, readBodyFirst } from '../http/read-body.js'
+import { bodyReader, closeIfBodyUnread } from '../http/read-body.js'
 import type { TrackingHits } from '../infra/tracking-hits.js'
 
 /** The public links (no API key, not in the route catalog). */
@@ -41,6 +42,8 @@ interface Deps {
 export const UNSUBSCRIBE_MAX_BODY_BYTES = 8 * 1024
 
 const userAgentOf = (req: Request): string | null => req.get('user-agent')?.slice(0, 1024) ?? null
+// Optional in the paths: a link cut short to no token is a bad link like any other (the page, not
+// the API's JSON 404).
 const tokenOf = (req: Request): string => String(req.params.token ?? '')
 const wantsJson = (req: Request): boolean => req.accepts(['html', 'json']) === 'json'
 
@@ -71,17 +74,7 @@ export function publicLinksRouter(deps: Deps): Router {
     requestId: req.requestId,
   })
 
-  // An empty token (a link cut short by a mail client or a copy) is a bad link like any other: the
-  // reader gets the page, not the API's JSON 404.
-  router.get('/t/o/', (_req, res) => invalid(res, 'open'))
-  router.get('/t/c/', (_req, res) => invalid(res, 'click'))
-  router.get('/u/', (_req, res) => invalid(res, 'unsubscribe_page'))
-  router.post('/u/', async (req, res) => {
-    await closeIfBodyUnread(req, res)
-    invalid(res, 'unsubscribe')
-  })
-
-  router.get('/t/o/:token', (req, res) => {
+  router.get('/t/o{/:token}', (req, res) => {
     const t = links.verify(tokenOf(req), 'open')
     if (!t) return invalid(res, 'open')
     hits.inc({ kind: 'open', outcome: 'ok' })
@@ -100,7 +93,7 @@ export function publicLinksRouter(deps: Deps): Router {
     }
   })
 
-  router.get('/t/c/:token', (req, res) => {
+  router.get('/t/c{/:token}', (req, res) => {
     const t = links.verify(tokenOf(req), 'click')
     // Only http(s) links are ever wrapped; anything else in a token is not ours to follow.
     if (!t || !/^https?:\/\//i.test(t.url)) return invalid(res, 'click')
@@ -111,7 +104,7 @@ export function publicLinksRouter(deps: Deps): Router {
     }
   })
 
-  router.get('/u/:token', (req, res) => {
+  router.get('/u{/:token}', (req, res) => {
     const t = links.verify(tokenOf(req), 'unsubscribe')
     if (!t) return invalid(res, 'unsubscribe_page')
     hits.inc({ kind: 'unsubscribe_page', outcome: 'ok' })
@@ -122,21 +115,18 @@ export function publicLinksRouter(deps: Deps): Router {
   // The token is the caller's credential: checked from the URL before a byte of the body is read
   // (a bad one's body is not waited for), as a key is on the API routes. The body is not used, but
   // read (and its size checked) as for any POST.
-  const readSmallBody = readBodyFirst(
-    bodyReader(Math.min(deps.maxBodyBytes, UNSUBSCRIBE_MAX_BODY_BYTES)),
-    logger,
-  )
-  const tokenFirst = async (req: Request, res: Response, next: () => void) => {
+  const readSmallBody = bodyReader(Math.min(deps.maxBodyBytes, UNSUBSCRIBE_MAX_BODY_BYTES))
+  router.post('/u{/:token}', async (req, res) => {
     const t = links.verify(tokenOf(req), 'unsubscribe')
-    if (t) {
-      res.locals.unsubscribe = t
-      return next()
+    if (!t) {
+      await closeIfBodyUnread(req, res)
+      return invalid(res, 'unsubscribe')
     }
-    await closeIfBodyUnread(req, res)
-    invalid(res, 'unsubscribe')
-  }
-  router.post('/u/:token', tokenFirst, readSmallBody, async (req, res) => {
-    const t = res.locals.unsubscribe as Extract<LinkToken, { kind: 'unsubscribe' }>
+    try {
+      await readSmallBody(req, res)
+    } catch (err) {
+      return sendError(res, err, logger, req.requestId)
+    }
     const payload: UnsubscribeRequest = { projectId: t.projectId, contactId: t.contactId }
     try {
       await bus.request(SUBJECTS.contactsUnsubscribe, payload, {
