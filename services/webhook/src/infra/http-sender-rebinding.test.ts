@@ -1,21 +1,18 @@
-import type { LookupAddress } from 'node:dns'
+import { type LookupAddress, lookup } from 'node:dns'
 import { createServer } from 'node:http'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HttpSender } from './http-sender.js'
+import type { Resolver } from './url-guard.js'
 
 // A name whose DNS answer changed after the webhook was saved (DNS rebinding) to the loopback
-// address of a listening receiver. The resolver is replaced for `rebound.test` only: a real one
-// cannot be made to answer so in a test.
-vi.mock('node:dns', async (importOriginal) => {
-  const dns = await importOriginal<typeof import('node:dns')>()
-  const lookup = (host: string, options: unknown, callback: (...args: unknown[]) => void) => {
-    if (host !== 'rebound.test') return (dns.lookup as (...a: unknown[]) => void)(host, options, callback)
-    const all: LookupAddress[] = [{ address: '127.0.0.1', family: 4 }]
-    if ((options as { all?: boolean }).all) callback(null, all)
-    else callback(null, '127.0.0.1', 4)
-  }
-  return { ...dns, default: { ...dns, lookup }, lookup }
-})
+// address of a listening receiver. A real resolver cannot be made to answer so in a test: the
+// sender is given one that answers `rebound.test` with 127.0.0.1 and asks the system for the rest.
+const rebinding: Resolver = ((host: string, options: unknown, callback: (...args: unknown[]) => void) => {
+  if (host !== 'rebound.test') return (lookup as (...a: unknown[]) => void)(host, options, callback)
+  const all: LookupAddress[] = [{ address: '127.0.0.1', family: 4 }]
+  if ((options as { all?: boolean }).all) callback(null, all)
+  else callback(null, '127.0.0.1', 4)
+}) as Resolver
 
 let hits = 0
 const server = createServer((_req, res) => {
@@ -34,7 +31,7 @@ afterAll(async () => {
 
 describe('HttpSender and DNS rebinding', () => {
   it('refuses at connect time a name that now resolves to a private address, sending nothing', async () => {
-    const sender = new HttpSender({ timeoutMs: 5_000, allowPrivate: false })
+    const sender = new HttpSender({ timeoutMs: 5_000, allowPrivate: false, resolve: rebinding })
     try {
       expect(await sender.post(`http://rebound.test:${port}/hook`, '{}', {})).toEqual({
         outcome: 'blocked',

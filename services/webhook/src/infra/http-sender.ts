@@ -4,7 +4,7 @@ import { Agent, buildConnector } from 'undici'
 import type { AttemptOutcome } from '../domain/retry-schedule.js'
 import { answerBytes } from './answer-body.js'
 import { skipUnaskedContinue } from './interim-continue.js'
-import { guardedLookup, literalBlockReason } from './url-guard.js'
+import { guardedLookup, guardedLookupVia, literalBlockReason, type Resolver } from './url-guard.js'
 
 export interface SendResult {
   outcome: AttemptOutcome
@@ -88,14 +88,15 @@ export class HttpSender {
    */
   private decoding: Promise<unknown> = Promise.resolve()
 
-  constructor(private readonly opts: { timeoutMs: number; allowPrivate: boolean }) {
+  /** `resolve`: the system's resolver unless given (a test's stand-in answers a rebound name). */
+  constructor(private readonly opts: { timeoutMs: number; allowPrivate: boolean; resolve?: Resolver }) {
     // undici's own connector, as an options object would build it, with each new connection's
     // interim 100 answers skipped (interim-continue.ts).
     const connector = buildConnector({
       timeout: opts.timeoutMs + 1_000,
       // Checked at every connect, so a DNS answer changed after the webhook was saved (DNS
       // rebinding) cannot reach internal hosts.
-      ...(opts.allowPrivate ? {} : { lookup: guardedLookup }),
+      ...(opts.allowPrivate ? {} : { lookup: opts.resolve ? guardedLookupVia(opts.resolve) : guardedLookup }),
     })
     this.agent = new Agent({
       keepAliveTimeout: IDLE_SOCKET_MS,

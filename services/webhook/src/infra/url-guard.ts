@@ -55,19 +55,28 @@ export async function assertPublicUrl(raw: string, allowPrivate: boolean, timeou
   if (bad) throw fail('invalid_body', `url: ${blockedMessage(host, bad.address)}`, 'url')
 }
 
+/** A resolver with `dns.lookup`'s signature: the system's, or a stand-in (tests: a rebound name). */
+export type Resolver = typeof dnsLookup
+
 /**
  * A `lookup` for http.request that refuses private addresses at connect time, so a DNS answer
  * that changed after the webhook was saved (DNS rebinding) cannot reach internal hosts.
  */
-export const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, verbatim: true }, (err, address, family) => {
-    if (err) return (callback as (e: Error) => void)(err)
-    const list: LookupAddress[] = Array.isArray(address)
-      ? address
-      : [{ address: address as string, family: family ?? 4 }]
-    const bad = list.find((a) => isPrivateAddress(a.address))
-    if (bad)
-      return (callback as (e: Error) => void)(new BlockedAddressError(blockedMessage(hostname, bad.address)))
-    ;(callback as (e: null, a: unknown, f?: number) => void)(null, address, family)
-  })
-}
+export const guardedLookupVia =
+  (resolve: Resolver): LookupFunction =>
+  (hostname, options, callback) => {
+    resolve(hostname, { ...options, verbatim: true }, (err, address, family) => {
+      if (err) return (callback as (e: Error) => void)(err)
+      const list: LookupAddress[] = Array.isArray(address)
+        ? address
+        : [{ address: address as string, family: family ?? 4 }]
+      const bad = list.find((a) => isPrivateAddress(a.address))
+      if (bad)
+        return (callback as (e: Error) => void)(
+          new BlockedAddressError(blockedMessage(hostname, bad.address)),
+        )
+      ;(callback as (e: null, a: unknown, f?: number) => void)(null, address, family)
+    })
+  }
+
+export const guardedLookup: LookupFunction = guardedLookupVia(dnsLookup)
