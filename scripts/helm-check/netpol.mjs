@@ -186,6 +186,8 @@ function checkHookPolicies() {
         const policy = String(x.metadata.annotations['helm.sh/hook-delete-policy'] ?? '')
         if (!policy.includes('before-hook-creation'))
           fail(`${where}: no before-hook-creation delete policy, so the next run cannot create it again`)
+        if (!policy.includes('hook-succeeded'))
+          fail(`${where}: no hook-succeeded delete policy, so it outlives its phase and helm uninstall leaves it`)
       }
     }
   }
