@@ -187,7 +187,9 @@ function checkHookPolicies() {
         if (!policy.includes('before-hook-creation'))
           fail(`${where}: no before-hook-creation delete policy, so the next run cannot create it again`)
         if (!policy.includes('hook-succeeded'))
-          fail(`${where}: no hook-succeeded delete policy, so it outlives its phase and helm uninstall leaves it`)
+          fail(
+            `${where}: no hook-succeeded delete policy, so it outlives its phase and helm uninstall leaves it`,
+          )
       }
     }
   }
