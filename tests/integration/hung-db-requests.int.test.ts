@@ -1,7 +1,10 @@
+import { AdminRpcClient } from '@mailer/client'
+import { connect, type NatsConnection } from 'nats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { email, projectWithDomain } from '../support/emails.js'
 import { TcpProxy } from '../support/infra.js'
 import { type SpawnedService, spawnService } from '../support/processes.js'
+import { mailerRpc } from '../support/rpc.js'
 import { useStack } from '../support/use-stack.js'
 
 /**
@@ -20,6 +23,7 @@ const { te, stack, client } = useStack(['auth', 'gateway'], {
 })
 let proxy: TcpProxy
 let emailService: SpawnedService
+let nc: NatsConnection
 
 beforeAll(async () => {
   proxy = await TcpProxy.start(Number(new URL(te.databaseUrl).port || 5432))
@@ -33,29 +37,44 @@ beforeAll(async () => {
       SHUTDOWN_TIMEOUT_SECONDS: '20',
     }),
   )
+  nc = await connect({ servers: te.natsUrl })
 }, 90_000)
 afterAll(async () => {
+  await nc?.close()
   await emailService?.kill()
   await proxy?.close()
 })
 
 describe('requests against a hung database', () => {
-  it('a read (Prisma) and a send (pg pool) answer 503 service_unavailable; SIGTERM then drains', async () => {
+  it('a read (Prisma) and a send (pg pool) answer 503 service_unavailable, over REST and RPC alike; SIGTERM then drains', async () => {
     const p = await projectWithDomain(client, 'hungdb')
     const sent = await client.post('/v1/emails', p.live, email(p.from))
     expect(sent.status).toBe(202)
+    const adminRpc = new AdminRpcClient(nc, { prefix: te.natsPrefix, timeoutMs: 15_000 })
+    const rpcError = (call: Promise<unknown>) =>
+      call.then(
+        () => expect.fail('expected an error'),
+        (e) => e,
+      )
     proxy.hang()
-    const [read, send] = await Promise.all([
+    const [read, send, rpcRead, rpcSend, adminRpcRead] = await Promise.all([
       client.get(`/v1/emails/${sent.body.id}`, p.live),
       client.post('/v1/emails', p.live, email(p.from, { to: 'bob@example.com' })),
+      rpcError(mailerRpc(nc, te.natsPrefix, 'hungdb', 'get', sent.body.id)),
+      rpcError(mailerRpc(nc, te.natsPrefix, 'hungdb', 'send', email(p.from, { to: 'cy@example.com' }))),
+      rpcError(adminRpc.call('email.emails.get', { project: 'hungdb', params: { id: sent.body.id } })),
     ])
+    const unavailable = {
+      type: 'internal_error',
+      code: 'service_unavailable',
+      message: 'The database is unavailable; retry shortly',
+    }
     for (const r of [read, send]) {
       expect(r.status).toBe(503)
-      expect(r.body.error).toMatchObject({
-        code: 'service_unavailable',
-        message: 'The database is unavailable; retry shortly',
-      })
+      expect(r.body.error).toMatchObject(unavailable)
     }
+    // MailerRpc and AdminRpc answered 500 `internal` (logged as a bug) for the same outage.
+    for (const e of [rpcRead, rpcSend, adminRpcRead]) expect(e).toMatchObject({ ...unavailable, status: 503 })
     // A request in hand at SIGTERM ends with its statement, so the drain finishes on its own.
     const inFlight = client.get(`/v1/emails/${sent.body.id}`, p.live)
     await new Promise((r) => setTimeout(r, 300))

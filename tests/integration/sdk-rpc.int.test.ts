@@ -159,6 +159,25 @@ describe('MailerRpcClient', () => {
 })
 
 describe('AdminRpcClient', () => {
+  it('throws a TypeError at once for an operation name no subject can carry', async () => {
+    // 'auth projects.list' split the subject on the wire: the call waited out its time-out.
+    const admin = new AdminRpcClient(nc, { prefix: te.natsPrefix, timeoutMs: 2_000 })
+    for (const operation of [
+      'auth projects.list',
+      'auth.projects.list\n',
+      'auth.*',
+      'auth.>',
+      'auth..list',
+      '.auth',
+    ])
+      expect(() => admin.call(operation), JSON.stringify(operation)).toThrow(TypeError)
+    for (const prefix of ['my prefix', 'a.>', 'a..b']) {
+      expect(() => new AdminRpcClient(nc, { prefix }), prefix).toThrow(TypeError)
+      expect(() => new MailerRpcClient(nc, 'acme', { prefix }), prefix).toThrow(TypeError)
+    }
+    expect(new MailerRpcClient(nc, 'acme', { prefix: '' }).project).toBe('acme')
+  })
+
   it('calls rpc.admin.<operation> with { project?, params, query, body, headers }', async () => {
     const admin = new AdminRpcClient(nc, { prefix: te.natsPrefix })
     const r = await admin.call<{ operation: string; request: unknown }>('email.emails.send', {
@@ -216,5 +235,26 @@ describe('request ids', () => {
       .catch((e: unknown) => e)) as MailerApiError
     expect(bare.requestId).toBeUndefined()
     expect(ids.at(-1)?.header).toBeNull()
+  })
+
+  it('a requestId the services would replace with their own is a TypeError before any request', async () => {
+    // The reply carries no id: 'a b' went out, the service logged the call under a req_… of its
+    // own, and the error still said 'a b'; a line break failed as NATS's own BAD_HEADER error.
+    const traced = new MailerRpcClient(nc, 'off', { prefix: te.natsPrefix, headers })
+    const admin = new AdminRpcClient(nc, { prefix: te.natsPrefix, headers })
+    const before = received.length
+    for (const requestId of ['a b', ' padded ', 'x'.repeat(201), 'ünï', 'a\nb', '']) {
+      const e = await traced.get('email_1', { requestId }).catch((x: unknown) => x)
+      expect(e, JSON.stringify(requestId)).toBeInstanceOf(TypeError)
+      expect(String(e)).toContain('requestId')
+      await expect(
+        admin.call('auth.projects.get', { params: { slug: 'missing' } }, { requestId }),
+      ).rejects.toBeInstanceOf(TypeError)
+    }
+    expect(received.length).toBe(before)
+    // The longest id kept goes out, and comes back on the error, as it is.
+    const kept = `req_${'x'.repeat(196)}`
+    await expect(traced.get('email_1', { requestId: kept })).rejects.toMatchObject({ requestId: kept })
+    expect(ids.at(-1)).toEqual({ header: kept, server: kept })
   })
 })

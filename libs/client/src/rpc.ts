@@ -52,6 +52,12 @@ export const SERVICE_ERROR_PREFIX = 'SERVICE_ERROR:'
 const enc = new TextEncoder()
 const dec = new TextDecoder()
 
+/** The request ids the services keep (else they make their own): the gateway's and RPC's rule. */
+const SERVED_ID = /^[\w.:@/+=-]{1,200}$/
+
+/** `auth.projects.create`, a prefix: dot-separated tokens a NATS subject can carry (no space, no wildcard). */
+const OPERATION = /^[^\s.*>]+(?:\.[^\s.*>]+)*$/
+
 /**
  * Finds `SERVICE_ERROR:<json>` in a reply or an error message and rebuilds the error, with its
  * status from the JSON or else from its type (403 for `permission_error`, ...). Null when the
@@ -107,6 +113,13 @@ async function request(
   let requestId: string | undefined
   let headers: NatsHeaders | undefined
   if (opts.headers) {
+    // The reply carries no id: one the services would replace with their own (they keep what
+    // SERVED_ID allows, as the gateway does) would be put on the error though nothing was logged
+    // under it, and NATS refuses a line break in a header with an error of its own.
+    if (call.requestId !== undefined && !SERVED_ID.test(call.requestId))
+      throw new TypeError(
+        'requestId is not an id the service keeps: 1-200 letters, digits and _ . : @ / + = - (it is not shown)',
+      )
     requestId = call.requestId ?? `req_${crypto.randomUUID().replaceAll('-', '')}`
     headers = opts.headers()
     headers.set('X-Request-Id', requestId)
@@ -132,9 +145,14 @@ async function request(
 
 const subjectOf = (prefix: string | undefined, name: string) => (prefix ? `${prefix}.${name}` : name)
 
-function checkConnection(nc: unknown): asserts nc is NatsRequester {
+function checkConnection(nc: unknown, prefix: unknown): asserts nc is NatsRequester {
   if (!nc || typeof (nc as NatsRequester).request !== 'function')
     throw new TypeError('a NATS connection is required')
+  // A space or wildcard in it would break every subject, and with it the shared connection.
+  if (prefix !== undefined && prefix !== '' && (typeof prefix !== 'string' || !OPERATION.test(prefix)))
+    throw new TypeError(
+      `not a NATS_PREFIX: ${JSON.stringify(prefix)} (dot-separated names, no space or wildcard)`,
+    )
 }
 
 /**
@@ -149,7 +167,7 @@ export class MailerRpcClient {
     readonly project: string,
     private readonly opts: RpcOptions = {},
   ) {
-    checkConnection(nc)
+    checkConnection(nc, opts.prefix)
     if (typeof project !== 'string' || project === '') throw new TypeError('a project slug is required')
     this.timeout = opts.timeoutMs ?? 10_000
   }
@@ -207,12 +225,17 @@ export class AdminRpcClient {
     private readonly nc: NatsRequester,
     private readonly opts: RpcOptions = {},
   ) {
-    checkConnection(nc)
+    checkConnection(nc, opts.prefix)
     this.timeout = opts.timeoutMs ?? 10_000
   }
 
   call<T = unknown>(operation: string, req: AdminRpcRequest = {}, opts?: RpcCallOptions): Promise<T> {
     if (!operation) throw new TypeError('an operation is required')
+    // A space split the subject on the wire and the call waited out its time-out for no answer.
+    if (typeof operation !== 'string' || !OPERATION.test(operation))
+      throw new TypeError(
+        `not an operation name: ${JSON.stringify(operation)} (dot-separated names such as auth.projects.create)`,
+      )
     const subject = subjectOf(this.opts.prefix, `rpc.admin.${operation}`)
     return request(this.nc, subject, req, { ...this.opts, timeout: this.timeout }, opts) as Promise<T>
   }
