@@ -356,7 +356,7 @@ describe('POST /v1/admin/dev/events (DEV_ROUTES=true)', () => {
 })
 
 describe('admin only', () => {
-  it('project keys get 403 admin_only on every admin email route', async () => {
+  it('project keys are not the admin key on any admin email route (401 invalid_api_key)', async () => {
     const id = await send(acme.live, email(acme.from))
     const routes: Array<[string, string]> = [
       ['GET', '/v1/admin/emails'],
@@ -371,9 +371,9 @@ describe('admin only', () => {
         const r = await client.call(method, path, { key })
         expect([path, r.status, r.body.error.type, r.body.error.code]).toEqual([
           path,
-          403,
-          'permission_error',
-          'admin_only',
+          401,
+          'authentication_error',
+          'invalid_api_key',
         ])
       }
       expect((await client.call(method, path, { key: 'not-the-admin-key' })).status).toBe(401)

@@ -54,7 +54,7 @@ describe('every mirrored route', () => {
       expect(areas).toContain(a)
   })
 
-  it('is served for the admin key, refused to project keys (403 admin_only), 404 project_not_found for an unknown slug', async () => {
+  it('is served for the admin key, refused to project keys (401 invalid_api_key), 404 project_not_found for an unknown slug', async () => {
     const problems: string[] = []
     await Promise.all(
       mirrored().map(async (r) => {
@@ -64,7 +64,7 @@ describe('every mirrored route', () => {
         if (served.status >= 500 || code === 'route_not_found' || code === 'method_not_allowed')
           problems.push(`${r.method} ${r.path}: ${served.status} ${code}`)
         const keyed = await client.call(r.method, mirrorOf(r.path), { key: acme.live })
-        if (keyed.status !== 403 || keyed.body.error.code !== 'admin_only')
+        if (keyed.status !== 401 || keyed.body.error.code !== 'invalid_api_key')
           problems.push(`${r.method} ${r.path} with a project key: ${keyed.status}`)
         const unknown = await client.call(r.method, mirrorOf(r.path, 'nobody'), { key: client.admin })
         if (unknown.status !== 404 || unknown.body.error.code !== 'project_not_found')

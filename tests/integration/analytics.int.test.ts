@@ -328,8 +328,8 @@ describe('GET /v1/admin/analytics', () => {
     const hourly = await client.get('/v1/admin/analytics?range=30d&interval=hour', client.admin)
     expect(hourly.body.error).toMatchObject({ code: 'invalid_query', param: 'interval' })
     const proj = await client.get('/v1/admin/analytics', alpha.live)
-    expect(proj.status).toBe(403)
-    expect(proj.body.error.code).toBe('admin_only')
+    expect(proj.status).toBe(401)
+    expect(proj.body.error.code).toBe('invalid_api_key')
   })
 })
 

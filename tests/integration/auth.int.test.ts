@@ -329,14 +329,19 @@ describe('authentication failures (interface.md part 5)', () => {
     expect((await client.get('/v1/me', p.live)).status).toBe(200)
   })
 
-  it('admin key only on admin routes; project keys get 403 admin_only there', async () => {
+  it('admin key only on admin routes; a project key there is not the admin key (401)', async () => {
     const p = await createProject(client, 'scope')
     const adminOnProject = await client.get('/v1/me', client.admin)
     expect(adminOnProject.status).toBe(401)
     expect(adminOnProject.body.error.code).toBe('invalid_api_key')
+    // interface.md's admin auth failures: 401 invalid_api_key for anything but the admin key.
     const projectOnAdmin = await client.get('/v1/admin/projects', p.live)
-    expect(projectOnAdmin.status).toBe(403)
-    expect(projectOnAdmin.body.error).toMatchObject({ type: 'permission_error', code: 'admin_only' })
+    expect(projectOnAdmin.status).toBe(401)
+    expect(projectOnAdmin.body.error).toEqual({
+      type: 'authentication_error',
+      code: 'invalid_api_key',
+      message: 'Invalid admin key: /v1/admin routes take the admin key, not a project API key',
+    })
     const wrongAdmin = await client.get('/v1/admin/projects', 'not-the-admin-key')
     expect(wrongAdmin.status).toBe(401)
     expect(wrongAdmin.body.error.code).toBe('invalid_api_key')

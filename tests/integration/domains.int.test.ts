@@ -168,6 +168,27 @@ describe('domain setup with DOMAIN_VERIFICATION=skip (the dev default)', () => {
     const none = await client.post('/v1/admin/projects/acme/domains/keyed.test/setup', null)
     expect(none.status).toBe(401)
     expect(none.body.error.code).toBe('missing_api_key')
+    // A project key that does not work is only "not the admin key", as on every admin route.
+    const wrong = await setup('acme', 'keyed.test', `fs_live_${'x'.repeat(32)}`)
+    expect(wrong.status).toBe(401)
+    expect(wrong.body.error.code).toBe('invalid_api_key')
+  })
+
+  it("on the project's own path a project key is told it needs the admin key; nothing is created", async () => {
+    for (const key of [acme.live, acme.test]) {
+      const r = await client.post('/v1/domains/own-path.test/setup', key, {})
+      expect(r.status).toBe(403)
+      expect(r.body.error).toMatchObject({ type: 'permission_error', code: 'admin_only' })
+    }
+    // The key is checked as on any project route first; the admin key is no project key there.
+    const wrong = await client.post('/v1/domains/own-path.test/setup', `fs_live_${'x'.repeat(32)}`, {})
+    expect(wrong.body.error.code).toBe('invalid_api_key')
+    const admin = await client.post('/v1/domains/own-path.test/setup', client.admin, {})
+    expect([admin.status, admin.body.error.code]).toEqual([401, 'invalid_api_key'])
+    const none = await client.post('/v1/domains/own-path.test/setup', null)
+    expect(none.body.error.code).toBe('missing_api_key')
+    const names = (await client.get('/v1/domains', acme.live)).body.data.map((d: any) => d.domain)
+    expect(names).not.toContain('own-path.test')
   })
 
   it('a live send from a new domain works as soon as setup answers', async () => {
@@ -237,8 +258,8 @@ describe('domain lists', () => {
     expect(byName['acme/acme.test']).toMatchObject({ projectId: acme.project.id, verification: 'verified' })
     expect(byName['beta/race.test'].projectId).toBe(beta.project.id)
     const denied = await client.get('/v1/admin/domains', acme.live)
-    expect(denied.status).toBe(403)
-    expect(denied.body.error.code).toBe('admin_only')
+    expect(denied.status).toBe(401)
+    expect(denied.body.error.code).toBe('invalid_api_key')
   })
 
   it('a bad refresh value is 400 invalid_query', async () => {

@@ -97,9 +97,9 @@ describe('AdminClient', () => {
     const p = await project('keyed')
     const asAdmin = new AdminClient({ adminKey: p.liveKey.key, baseUrl: stack.gatewayUrl })
     expect(await caught(asAdmin.projects.list())).toMatchObject({
-      status: 403,
-      type: 'permission_error',
-      code: 'admin_only',
+      status: 401,
+      type: 'authentication_error',
+      code: 'invalid_api_key',
     })
   })
 })

@@ -217,14 +217,14 @@ describe('effect on sends', () => {
 })
 
 describe('suppressions are admin-only', () => {
-  it('a project key gets 403 admin_only on every suppression route', async () => {
+  it('a project key is not the admin key on any suppression route (401 invalid_api_key)', async () => {
     for (const r of [
       await client.get('/v1/admin/suppressions', project.live),
       await client.post('/v1/admin/suppressions', project.live, { address: 'x@example.com' }),
       await client.del('/v1/admin/suppressions/x%40example.com', project.live),
     ]) {
-      expect(r.status).toBe(403)
-      expect(r.body.error).toMatchObject({ type: 'permission_error', code: 'admin_only' })
+      expect(r.status).toBe(401)
+      expect(r.body.error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' })
     }
   })
 })

@@ -203,7 +203,7 @@ describe('GET /v1/admin/events', () => {
     expect(mine.body.data[0]).not.toHaveProperty('projectId')
   })
 
-  it('404 project_not_found for an unknown slug; project keys get 403 admin_only', async () => {
+  it('404 project_not_found for an unknown slug; project keys get 401 invalid_api_key', async () => {
     const r = await client.get('/v1/admin/events?project=nope', client.admin)
     expect(r.status).toBe(404)
     expect(r.body.error).toMatchObject({ code: 'project_not_found', param: 'project' })
@@ -216,7 +216,7 @@ describe('GET /v1/admin/events', () => {
       param: 'project',
     })
     const key = await client.get('/v1/admin/events', p.live)
-    expect(key.status).toBe(403)
-    expect(key.body.error.code).toBe('admin_only')
+    expect(key.status).toBe(401)
+    expect(key.body.error.code).toBe('invalid_api_key')
   })
 })

@@ -19,6 +19,12 @@ export interface RouteDef {
    */
   auth: 'project' | 'admin'
   mirror?: boolean
+  /**
+   * An admin route a project key is told it cannot use (403 `admin_only`) rather than "not the
+   * admin key" (401 `invalid_api_key`, every other admin route): interface.md's domain setup. Its
+   * project path (`/v1<path after :slug>`) is served too, refusing project keys the same way.
+   */
+  adminOnly?: boolean
   /** Success status; a function when it depends on the result (202 queued / 200 test). */
   status?: number | ((result: unknown) => number)
   /** Request headers forwarded to the service, lower-case. */

@@ -28,6 +28,7 @@ export const domainRoutes = [
     path: '/v1/admin/projects/:slug/domains/:domain/setup',
     subject: 'api.email.domains.setup',
     auth: 'admin',
+    adminOnly: true,
     summary:
       'Create the domain for the project (or return it), with its DKIM key and the DNS records to publish',
     response: DomainRecord,

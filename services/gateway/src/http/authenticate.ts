@@ -71,6 +71,26 @@ function utf8Reading(token: string): string | null {
   return s.includes('\ufffd') ? null : s
 }
 
+const adminCaller = (req: Request): Caller => ({
+  requestId: req.requestId,
+  via: 'admin',
+  project: null,
+  apiKeyId: null,
+  mode: 'live',
+})
+
+/** Any token but the admin key on an admin route; a project key is told what it is not. */
+const notTheAdminKey = (token: string) =>
+  new MailerError(
+    'invalid_api_key',
+    KEY_RE.test(token)
+      ? 'Invalid admin key: /v1/admin routes take the admin key, not a project API key'
+      : 'Invalid admin key',
+  )
+
+const needsAdminKey = () =>
+  new MailerError('admin_only', 'This route needs the admin key; project keys cannot use it')
+
 export interface AuthenticatorOptions {
   /** How long a request waits for the auth service (AUTH_TIMEOUT_MS). */
   timeoutMs: number
@@ -154,23 +174,43 @@ export class Authenticator {
     return { requestId: req.requestId, via: 'api', project: v.project, apiKeyId: v.key.id, mode: v.key.mode }
   }
 
-  /** Admin routes: the admin key; a working project key gets 403 admin_only. */
+  /**
+   * Admin routes: the admin key. Anything else is "not the admin key" (401 invalid_api_key,
+   * interface.md's admin auth failures), a project key included, with no round trip to look it up.
+   */
   async admin(req: Request): Promise<Caller> {
     const token = bearer(req)
-    if (this.isAdminKey(token))
-      return { requestId: req.requestId, via: 'admin', project: null, apiKeyId: null, mode: 'live' }
+    if (this.isAdminKey(token)) return adminCaller(req)
+    throw notTheAdminKey(token)
+  }
+
+  /**
+   * An admin-only route (RouteDef.adminOnly, interface.md's domain setup): the admin key; a
+   * working project key gets 403 admin_only; anything else 401 as on every admin route.
+   */
+  async adminOnly(req: Request): Promise<Caller> {
+    const token = bearer(req)
+    if (this.isAdminKey(token)) return adminCaller(req)
     if (KEY_RE.test(token)) {
-      let valid = false
+      let works = false
       try {
         await this.verify(token, req.requestId)
-        valid = true
+        works = true
       } catch (e) {
         if (e instanceof MailerError && e.code === 'service_unavailable') throw e
       }
-      if (valid)
-        throw new MailerError('admin_only', 'This route needs the admin key; project keys cannot use it')
+      if (works) throw needsAdminKey()
     }
-    throw new MailerError('invalid_api_key', 'Invalid admin key')
+    throw notTheAdminKey(token)
+  }
+
+  /**
+   * The project path of an admin-only route: a project key is authenticated as on any project
+   * route (its own 401/403 when it does not work), then told the route needs the admin key.
+   */
+  async refuseProjectKey(req: Request): Promise<never> {
+    await this.project(req)
+    throw needsAdminKey()
   }
 
   /** Admin mirror of a project route: the admin key, acting live on `:slug` without an API key. */

@@ -102,9 +102,18 @@ export function registerApiRoutes(
     if (def.auth === 'admin') {
       router[method](
         def.path,
-        forward(def, (req) => deps.auth.admin(req)),
+        forward(def, (req) => (def.adminOnly ? deps.auth.adminOnly(req) : deps.auth.admin(req))),
       )
       served.push({ path: def.path, method: def.method })
+      if (def.adminOnly && def.path.startsWith(`${MIRROR_PREFIX}/`)) {
+        // Its project path, which project keys reach first (interface.md: they get 403 admin_only).
+        const path = `/v1${def.path.slice(MIRROR_PREFIX.length)}`
+        router[method](
+          path,
+          forward(def, (req) => deps.auth.refuseProjectKey(req)),
+        )
+        served.push({ path, method: def.method })
+      }
     } else {
       router[method](
         def.path,
