@@ -18,6 +18,16 @@ describe('request conventions', () => {
   it('echoes X-Request-Id, or makes one', async () => {
     const mine = await client.get('/health', null, { 'x-request-id': 'abc-123' })
     expect(mine.headers.get('x-request-id')).toBe('abc-123')
+    // The caller's value is used (interface.md), spaces and punctuation inside included, on
+    // errors too; only one no log line or NATS header can carry as given is replaced.
+    for (const rid of ['job 7 "nightly" #3', 'trace=a,b;c', '{"id":1}', 'x'.repeat(200)]) {
+      const r = await client.get('/v1/me', null, { 'x-request-id': rid })
+      expect([r.status, r.headers.get('x-request-id')], rid).toEqual([401, rid])
+    }
+    for (const rid of ['x'.repeat(201), 'caf\u00e9']) {
+      const r = await client.get('/health', null, { 'x-request-id': rid })
+      expect(r.headers.get('x-request-id'), rid).toMatch(/^req_[0-9a-f]{32}$/)
+    }
     const made = await client.get('/health')
     expect(made.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/)
   })

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import {
   AdminRpcRequest,
   adminRpcOperationName,
@@ -9,6 +8,7 @@ import {
   MailerError,
   type ProjectRef,
   type RouteDef,
+  requestIdFor,
 } from '@mailer/contracts'
 import { isDatabaseUnavailable } from '@mailer/db'
 import type { Msg } from 'nats'
@@ -18,15 +18,12 @@ import type { Bus } from './bus.js'
 import { projectRef, projectResolver } from './project-resolver.js'
 import type { RouteHandler } from './route-handlers.js'
 
-const SAFE_ID = /^[\w.:@/+=-]{1,200}$/
-
 /**
- * The request id of an RPC call: the caller's `X-Request-Id` NATS header when it is sane (as
+ * The request id of an RPC call: the caller's `X-Request-Id` NATS header when usable (as
  * the gateway takes it from HTTP), else a fresh one in the gateway's format.
  */
 export function rpcRequestId(msg: Msg): string {
-  const given = msg.headers?.get('X-Request-Id')
-  return given && SAFE_ID.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`
+  return requestIdFor(msg.headers?.get('X-Request-Id'))
 }
 
 /**

@@ -52,8 +52,11 @@ export const SERVICE_ERROR_PREFIX = 'SERVICE_ERROR:'
 const enc = new TextEncoder()
 const dec = new TextDecoder()
 
-/** The request ids the services keep (else they make their own): the gateway's and RPC's rule. */
-const SERVED_ID = /^[\w.:@/+=-]{1,200}$/
+/**
+ * The request ids the services keep (else they make their own): USABLE_REQUEST_ID of
+ * @mailer/contracts, which this package does not depend on.
+ */
+const SERVED_ID = /^[\x21-\x7e](?:[\x20-\x7e]{0,198}[\x21-\x7e])?$/
 
 /** `auth.projects.create`, a prefix: dot-separated tokens a NATS subject can carry (no space, no wildcard). */
 const OPERATION = /^[^\s.*>]+(?:\.[^\s.*>]+)*$/

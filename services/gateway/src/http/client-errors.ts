@@ -6,9 +6,8 @@ import {
   STATUS_CODES,
 } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { MailerError } from '@mailer/contracts'
+import { MailerError, newRequestId, requestIdFor } from '@mailer/contracts'
 import type { Logger } from '@mailer/observability'
-import { newRequestId, requestIdFor } from './request-id.js'
 
 /**
  * How long an answered connection waits for the client to close its side before it is destroyed.
