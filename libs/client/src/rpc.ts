@@ -121,7 +121,7 @@ async function request(
     // under it, and NATS refuses a line break in a header with an error of its own.
     if (call.requestId !== undefined && !SERVED_ID.test(call.requestId))
       throw new TypeError(
-        'requestId is not an id the service keeps: 1-200 letters, digits and _ . : @ / + = - (it is not shown)',
+        'requestId is not an id the service keeps: 1-200 printable ASCII characters, no space at either end (it is not shown)',
       )
     requestId = call.requestId ?? `req_${crypto.randomUUID().replaceAll('-', '')}`
     headers = opts.headers()
