@@ -209,7 +209,7 @@ export class HttpTransport {
       headers['x-request-id'] = headerOption(
         'requestId',
         init.requestId,
-        'the service keeps 1-200 letters, digits and _ . : @ / + = -',
+        'the service keeps 1-200 printable ASCII characters',
       )
     let body: string | undefined
     if (init.body !== undefined) {
