@@ -238,8 +238,9 @@ describe('request ids', () => {
   })
 
   it('a requestId the services would replace with their own is a TypeError before any request', async () => {
-    // The reply carries no id: 'a b' went out, the service logged the call under a req_… of its
-    // own, and the error still said 'a b'; a line break failed as NATS's own BAD_HEADER error.
+    // The reply carries no id: an id the service replaced went out, the service logged the call
+    // under a req_… of its own, and the error still carried the caller's; a line break failed as
+    // NATS's own BAD_HEADER error.
     const traced = new MailerRpcClient(nc, 'off', { prefix: te.natsPrefix, headers })
     const admin = new AdminRpcClient(nc, { prefix: te.natsPrefix, headers })
     const before = received.length
