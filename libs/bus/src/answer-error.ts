@@ -4,9 +4,6 @@ import type { Logger } from '@mailer/observability'
 import { ErrorCode, type Msg, NatsError } from 'nats'
 import { encodeError } from './codec.js'
 
-/** The message of the 503 answered while PostgreSQL is away (REST and RPC alike). */
-export const DATABASE_UNAVAILABLE = 'The database is unavailable; retry shortly'
-
 /**
  * Answers a request whose handler threw, and says how it ended (the handled-requests metric's
  * outcome): a MailerError crosses the bus as data; PostgreSQL down or restarting is an outage, not
@@ -25,7 +22,10 @@ export function answerError(
   }
   if (isDatabaseUnavailable(err)) {
     logger.warn({ err: String(err), subject, requestId }, 'database unavailable')
-    if (msg.reply) msg.respond(encodeError(new MailerError('service_unavailable', DATABASE_UNAVAILABLE)))
+    if (msg.reply)
+      msg.respond(
+        encodeError(new MailerError('service_unavailable', 'The database is unavailable; retry shortly')),
+      )
     return 'error'
   }
   if (err instanceof NatsError && err.code === ErrorCode.MaxPayloadExceeded)

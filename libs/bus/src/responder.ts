@@ -1,9 +1,14 @@
-import { MailerError } from '@mailer/contracts'
+import { MailerError, USABLE_REQUEST_ID } from '@mailer/contracts'
 import type { Logger, Metrics } from '@mailer/observability'
 import type { Msg } from 'nats'
 import type { z } from 'zod'
 import { answerError } from './answer-error.js'
 import { decodeJson, encodeJson } from './codec.js'
+
+const usableHeaderId = (msg: Msg): string | undefined => {
+  const id = msg.headers?.get('X-Request-Id')
+  return id && USABLE_REQUEST_ID.test(id) ? id : undefined
+}
 
 export type Handler<Req> = (request: Req, msg: Msg) => Promise<unknown>
 
@@ -47,7 +52,8 @@ export class Responder {
         // In-cluster RPC callers write their own payloads: not JSON is their mistake, not ours.
         throw new MailerError('invalid_body', `Malformed request on ${name}: not JSON`)
       }
-      requestId = raw?.caller?.requestId ?? raw?.requestId
+      // RPC callers carry theirs in the X-Request-Id header (rpc-entry.ts), when they send one.
+      requestId = raw?.caller?.requestId ?? raw?.requestId ?? usableHeaderId(msg)
       const parsed = schema.safeParse(raw)
       if (!parsed.success) {
         const issue = parsed.error.issues[0]

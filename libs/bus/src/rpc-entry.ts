@@ -13,7 +13,6 @@ import {
 import { isDatabaseUnavailable } from '@mailer/db'
 import type { Msg } from 'nats'
 import { z } from 'zod'
-import { DATABASE_UNAVAILABLE } from './answer-error.js'
 import type { Bus } from './bus.js'
 import { projectRef, projectResolver } from './project-resolver.js'
 import type { RouteHandler } from './route-handlers.js'
@@ -29,8 +28,8 @@ export function rpcRequestId(msg: Msg): string {
 /**
  * Runs an RPC entry's work so that an unexpected failure is logged with the request id and
  * crosses the bus as 500 `internal` naming it (never a stack trace); MailerErrors pass as data.
- * PostgreSQL away or hung is 503 `service_unavailable`, as the same route answers over REST
- * (answer-error.ts): it was 500 `internal` here, logged as a bug, for an outage worth retrying.
+ * PostgreSQL away or hung passes too, to be answered 503 `service_unavailable` by answer-error.ts
+ * as on REST (turned into `internal` here, it was logged as a bug for an outage worth retrying).
  */
 export async function guardRpc<T>(
   bus: Bus,
@@ -41,11 +40,7 @@ export async function guardRpc<T>(
   try {
     return await work()
   } catch (err) {
-    if (isMailerError(err)) throw err
-    if (isDatabaseUnavailable(err)) {
-      bus.logger.warn({ err: String(err), subject, requestId }, 'database unavailable')
-      throw new MailerError('service_unavailable', DATABASE_UNAVAILABLE)
-    }
+    if (isMailerError(err) || isDatabaseUnavailable(err)) throw err
     bus.logger.error({ err, subject, requestId }, 'unexpected error while handling an RPC call')
     throw new MailerError('internal', `Internal error (request ${requestId})`)
   }

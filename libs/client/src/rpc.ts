@@ -1,4 +1,5 @@
 import { MailerApiError, statusForErrorType } from './errors.js'
+import { headerCarries } from './transport.js'
 import type { Page } from './types/common.js'
 import type {
   BatchResponse,
@@ -53,10 +54,11 @@ const enc = new TextEncoder()
 const dec = new TextDecoder()
 
 /**
- * The request ids the services keep (else they make their own): USABLE_REQUEST_ID of
- * @mailer/contracts, which this package does not depend on.
+ * The request ids the services keep (else they make their own), as USABLE_REQUEST_ID of
+ * @mailer/contracts (which this package does not depend on) has them: what a header carries as
+ * given, 1-200 characters.
  */
-const SERVED_ID = /^[\x21-\x7e](?:[\x20-\x7e]{0,198}[\x21-\x7e])?$/
+const served = (id: string): boolean => id.length >= 1 && id.length <= 200 && headerCarries(id)
 
 /** `auth.projects.create`, a prefix: dot-separated tokens a NATS subject can carry (no space, no wildcard). */
 const OPERATION = /^[^\s.*>]+(?:\.[^\s.*>]+)*$/
@@ -117,9 +119,9 @@ async function request(
   let headers: NatsHeaders | undefined
   if (opts.headers) {
     // The reply carries no id: one the services would replace with their own (they keep what
-    // SERVED_ID allows, as the gateway does) would be put on the error though nothing was logged
+    // `served` allows, as the gateway does) would be put on the error though nothing was logged
     // under it, and NATS refuses a line break in a header with an error of its own.
-    if (call.requestId !== undefined && !SERVED_ID.test(call.requestId))
+    if (call.requestId !== undefined && !served(call.requestId))
       throw new TypeError(
         'requestId is not an id the service keeps: 1-200 printable ASCII characters, no space at either end (it is not shown)',
       )
