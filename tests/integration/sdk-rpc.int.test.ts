@@ -158,6 +158,54 @@ describe('MailerRpcClient', () => {
   })
 })
 
+describe('limits of the connection and the options', () => {
+  it("a request over the server's max_payload is a 413 payload_too_large, as over REST, and is not sent", async () => {
+    const max = (nc.info as { max_payload: number }).max_payload
+    const withIds = new MailerRpcClient(nc, 'acme', { prefix: te.natsPrefix, headers })
+    const sizeOf = (html: string, project = 'acme') =>
+      enc.encode(JSON.stringify({ project, args: [{ to: 'b@example.com', html }] })).length
+    const filler = (bytes: number, project?: string) => 'x'.repeat(bytes - sizeOf('', project))
+    received.length = 0
+    // Over the limit by its body: refused before NATS is asked.
+    const over = await withIds
+      .send({ to: 'b@example.com', html: filler(max + 1) }, { requestId: 'req_big' })
+      .catch((e: unknown) => e)
+    expect(over).toBeInstanceOf(MailerApiError)
+    expect(over).toMatchObject({
+      type: 'validation_error',
+      code: 'payload_too_large',
+      status: 413,
+      requestId: 'req_big',
+    })
+    expect((over as Error).message).toContain(String(max))
+    // Under it by its body, over it with the X-Request-Id header: refused by the NATS library,
+    // whose error becomes the same answer (it was MAX_PAYLOAD_EXCEEDED, as it was).
+    const byHeader = await withIds
+      .send({ to: 'b@example.com', html: filler(max - 5) }, { requestId: 'req_header' })
+      .catch((e: unknown) => e)
+    expect(byHeader).toBeInstanceOf(MailerApiError)
+    expect(byHeader).toMatchObject({ code: 'payload_too_large', status: 413, requestId: 'req_header' })
+    // Exactly at the limit without headers: sent and answered (by a short error: the responder's
+    // echo of a send would be over the limit itself).
+    await expect(rpc('off').send({ to: 'b@example.com', html: filler(max, 'off') })).rejects.toMatchObject({
+      code: 'rpc_disabled',
+    })
+    expect(received.map((r) => r.subject)).toEqual(['rpc.mailer.send'])
+  })
+
+  it('a timeoutMs NATS would not wait for as asked is a TypeError when the client is made', () => {
+    // nats.js made 0 and NaN its 1 s default, timed Infinity and > 2³¹ − 1 out at once and
+    // failed every call for a negative one.
+    for (const timeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, '1000']) {
+      const opts = { prefix: te.natsPrefix, timeoutMs: timeoutMs as number }
+      expect(() => new MailerRpcClient(nc, 'acme', opts), String(timeoutMs)).toThrow(/timeoutMs/)
+      expect(() => new AdminRpcClient(nc, opts), String(timeoutMs)).toThrow(TypeError)
+    }
+    expect(() => new MailerRpcClient(nc, 'acme', { timeoutMs: 1 })).not.toThrow()
+    expect(() => new AdminRpcClient(nc, { timeoutMs: 2 ** 31 - 1 })).not.toThrow()
+  })
+})
+
 describe('AdminRpcClient', () => {
   it('throws a TypeError at once for an operation name no subject can carry', async () => {
     // 'auth projects.list' split the subject on the wire: the call waited out its time-out.

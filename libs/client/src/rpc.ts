@@ -21,6 +21,8 @@ export interface NatsRequester {
     payload?: Uint8Array,
     opts?: { timeout?: number; headers?: NatsHeaders },
   ): Promise<{ data: Uint8Array }>
+  /** The server's INFO once connected: its `max_payload` bounds every request. */
+  readonly info?: { max_payload?: number } | undefined
 }
 
 /** What `headers()` of `nats` (or `@nats-io/transport-node`) makes: NATS message headers. */
@@ -31,7 +33,10 @@ export interface NatsHeaders {
 export interface RpcOptions {
   /** The deployment's `NATS_PREFIX`, when it has one: subjects become `<prefix>.rpc...`. */
   prefix?: string
-  /** How long to wait for a reply; then the NATS timeout error is thrown as it is. Default 10 s. */
+  /**
+   * How long to wait for a reply, in milliseconds (more than 0, at most 2³¹ − 1, else a
+   * TypeError); then the NATS timeout error is thrown as it is. Default 10 s.
+   */
   timeoutMs?: number
   /**
    * `headers` from `nats` (or `@nats-io/transport-node`). With it every call sends an
@@ -129,9 +134,15 @@ async function request(
     headers = opts.headers()
     headers.set('X-Request-Id', requestId)
   }
+  const data = enc.encode(JSON.stringify(payload))
+  // A request over the server's max_payload can never be sent as it is: the caller gets the
+  // 413 a REST client gets for an oversized body (the gateway's bus answers the same), not the
+  // NATS library's error. Checked here too since a transport may only say so in its own words.
+  const maxPayload = nc.info?.max_payload
+  if (maxPayload !== undefined && data.length > maxPayload) throw tagged(tooLarge(maxPayload), requestId)
   let reply: { data: Uint8Array }
   try {
-    reply = await nc.request(subject, enc.encode(JSON.stringify(payload)), {
+    reply = await nc.request(subject, data, {
       timeout: opts.timeout,
       ...(headers ? { headers } : {}),
     })
@@ -139,13 +150,40 @@ async function request(
     // A transport that throws service errors (rather than replying with them) still decodes;
     // anything else (timeout, no responders) reaches the caller unchanged.
     const decoded = err instanceof Error ? decodeServiceError(err.message) : null
-    throw tagged(decoded ?? err, requestId)
+    // nats.js 2.x counts the headers too, so a request just under the limit can still pass it.
+    const over = (err as { code?: unknown } | null)?.code === 'MAX_PAYLOAD_EXCEEDED'
+    throw tagged(decoded ?? (over ? tooLarge(maxPayload) : err), requestId)
   }
   try {
     return decodeRpcReply(reply.data)
   } catch (err) {
     throw tagged(err, requestId)
   }
+}
+
+const tooLarge = (maxPayload: number | undefined): MailerApiError =>
+  new MailerApiError({
+    type: 'validation_error',
+    code: 'payload_too_large',
+    message: `The request is larger than this deployment's message limit (NATS max_payload${maxPayload === undefined ? '' : `, ${maxPayload} bytes`})`,
+    status: 413,
+  })
+
+/** Node's longest timer (about 24.8 days); a longer one fires at once. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1
+
+/**
+ * A time-out NATS waits for as asked. With nats.js 2.x, 0 and NaN silently became its 1 s default,
+ * Infinity or more than MAX_TIMEOUT_MS timed every call out at once, and a negative one failed
+ * each call with the library's INVALID_OPTION: a mistake in the options, so it is told at once.
+ */
+function timeoutOf(ms: unknown): number {
+  if (ms === undefined) return 10_000
+  if (typeof ms !== 'number' || !(ms > 0 && ms <= MAX_TIMEOUT_MS))
+    throw new TypeError(
+      `timeoutMs must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, not ${String(ms)}`,
+    )
+  return ms
 }
 
 const subjectOf = (prefix: string | undefined, name: string) => (prefix ? `${prefix}.${name}` : name)
@@ -174,7 +212,7 @@ export class MailerRpcClient {
   ) {
     checkConnection(nc, opts.prefix)
     if (typeof project !== 'string' || project === '') throw new TypeError('a project slug is required')
-    this.timeout = opts.timeoutMs ?? 10_000
+    this.timeout = timeoutOf(opts.timeoutMs)
   }
 
   private call<T>(method: string, args: unknown[], call?: RpcCallOptions): Promise<T> {
@@ -231,7 +269,7 @@ export class AdminRpcClient {
     private readonly opts: RpcOptions = {},
   ) {
     checkConnection(nc, opts.prefix)
-    this.timeout = opts.timeoutMs ?? 10_000
+    this.timeout = timeoutOf(opts.timeoutMs)
   }
 
   call<T = unknown>(operation: string, req: AdminRpcRequest = {}, opts?: RpcCallOptions): Promise<T> {
