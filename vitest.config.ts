@@ -15,9 +15,9 @@ export default defineConfig({
     pool: 'forks',
     // Three files at once on a 2-core machine: most long files wait on the product's own timers
     // (leases, ack waits, retries, processes starting), so a third worker overlaps those waits.
-    // On two workers the tests took ~775 s and `make test` ~14 minutes; on three ~575 s and ~10
-    // minutes, the CPU ~80 % busy. Timing tests wait on gates and events rather
-    // than fixed sleeps (the flake audits), so the extra load slows them without failing them.
+    // On two workers the tests took ~775 s and `make test` ~14 minutes; on three ~575 s and ~11
+    // minutes, the CPU ~80 % busy. Timing tests wait on gates and events rather than fixed
+    // sleeps (the flake audits), so the extra load slows them without failing them.
     maxWorkers: 3,
     // Files share their worker's module cache: a fresh process per file spent ~4 s importing the
     // services under load (a third of the run). Each file still gets its own schema, streams and

@@ -34,8 +34,8 @@ export interface RpcOptions {
   /** The deployment's `NATS_PREFIX`, when it has one: subjects become `<prefix>.rpc...`. */
   prefix?: string
   /**
-   * How long to wait for a reply, in milliseconds (more than 0, at most 2³¹ − 1, else a
-   * TypeError); then the NATS timeout error is thrown as it is. Default 10 s.
+   * How long to wait for a reply, in milliseconds (1 to 2³¹ − 1, else a TypeError); then the
+   * NATS timeout error is thrown as it is. Default 10 s.
    */
   timeoutMs?: number
   /**
@@ -137,7 +137,7 @@ async function request(
   const data = enc.encode(JSON.stringify(payload))
   // A request over the server's max_payload can never be sent as it is: the caller gets the
   // 413 a REST client gets for an oversized body (the gateway's bus answers the same), not the
-  // NATS library's error. Checked here too since a transport may only say so in its own words.
+  // NATS library's own error, which differs between the transports this client takes.
   const maxPayload = nc.info?.max_payload
   if (maxPayload !== undefined && data.length > maxPayload) throw tagged(tooLarge(maxPayload), requestId)
   let reply: { data: Uint8Array }
@@ -179,7 +179,7 @@ const MAX_TIMEOUT_MS = 2 ** 31 - 1
  */
 function timeoutOf(ms: unknown): number {
   if (ms === undefined) return 10_000
-  if (typeof ms !== 'number' || !(ms > 0 && ms <= MAX_TIMEOUT_MS))
+  if (typeof ms !== 'number' || !(ms >= 1 && ms <= MAX_TIMEOUT_MS))
     throw new TypeError(
       `timeoutMs must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, not ${String(ms)}`,
     )
