@@ -179,7 +179,7 @@ describe('limits of the connection and the options', () => {
     })
     expect((over as Error).message).toContain(String(max))
     // Under it by its body, over it with the X-Request-Id header: refused by the NATS library,
-    // whose error becomes the same answer (it was MAX_PAYLOAD_EXCEEDED, as it was).
+    // whose error (MAX_PAYLOAD_EXCEEDED, thrown as it was before) becomes the same answer.
     const byHeader = await withIds
       .send({ to: 'b@example.com', html: filler(max - 5) }, { requestId: 'req_header' })
       .catch((e: unknown) => e)

@@ -1,14 +1,9 @@
-import { MailerError, USABLE_REQUEST_ID } from '@mailer/contracts'
+import { MailerError, usableRequestId } from '@mailer/contracts'
 import type { Logger, Metrics } from '@mailer/observability'
 import type { Msg } from 'nats'
 import type { z } from 'zod'
 import { answerError } from './answer-error.js'
 import { decodeJson, encodeJson } from './codec.js'
-
-const usableHeaderId = (msg: Msg): string | undefined => {
-  const id = msg.headers?.get('X-Request-Id')
-  return id && USABLE_REQUEST_ID.test(id) ? id : undefined
-}
 
 export type Handler<Req> = (request: Req, msg: Msg) => Promise<unknown>
 
@@ -53,7 +48,8 @@ export class Responder {
         throw new MailerError('invalid_body', `Malformed request on ${name}: not JSON`)
       }
       // RPC callers carry theirs in the X-Request-Id header (rpc-entry.ts), when they send one.
-      requestId = raw?.caller?.requestId ?? raw?.requestId ?? usableHeaderId(msg)
+      requestId =
+        raw?.caller?.requestId ?? raw?.requestId ?? usableRequestId(msg.headers?.get('X-Request-Id'))
       const parsed = schema.safeParse(raw)
       if (!parsed.success) {
         const issue = parsed.error.issues[0]

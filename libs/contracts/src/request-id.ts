@@ -9,6 +9,10 @@ export const USABLE_REQUEST_ID = /^[\x21-\x7e](?:[\x20-\x7e]{0,198}[\x21-\x7e])?
 /** A fresh request id, for a request that brought none (or none usable). */
 export const newRequestId = (): string => `req_${crypto.randomUUID().replaceAll('-', '')}`
 
+/** The caller's id when usable, else undefined. */
+export const usableRequestId = (given: string | undefined | null): string | undefined =>
+  given && USABLE_REQUEST_ID.test(given) ? given : undefined
+
 /** The caller's id when usable, else a fresh one. */
 export const requestIdFor = (given: string | undefined | null): string =>
-  given && USABLE_REQUEST_ID.test(given) ? given : newRequestId()
+  usableRequestId(given) ?? newRequestId()
