@@ -121,4 +121,42 @@ describe('send → deliver, end to end', () => {
       relay.data = () => 'accept'
     }
   })
+
+  it('a recipient added to the suppression list while its email waits is not sent to: rejected, email.rejected', async () => {
+    // Scheduled a few seconds ahead; the address is listed (by an operator) before it is due.
+    const sent = await client.post('/v1/emails', live, {
+      from,
+      to: ['keep@example.com', 'Gone@Example.com'],
+      subject: 'Later, to two',
+      text: 'x',
+      scheduledAt: new Date(Date.now() + 3_000).toISOString(),
+    })
+    expect(sent.status).toBe(202)
+    expect(sent.body.status).toBe('scheduled')
+    const listed = await client.post('/v1/admin/suppressions', client.admin, { address: 'gone@example.com' })
+    expect(listed.status).toBe(201)
+
+    const record = await finalRecord(sent.body.id, ['rejected'])
+    expect(record.lastError).toBe('Not sent to gone@example.com: on the suppression list (manual)')
+    expect(
+      record.recipients.map((r: any) => [r.address, r.status, r.smtpStatus, r.smtpResponse]).sort(),
+    ).toEqual([
+      ['gone@example.com', 'rejected', null, null],
+      ['keep@example.com', 'delivered', 250, expect.any(String)],
+    ])
+    const rejected = record.events.filter((e: any) => e.type === 'email.rejected')
+    expect(rejected).toHaveLength(1)
+    expect(rejected[0].recipient).toBe('gone@example.com')
+    expect(rejected[0].data).toMatchObject({
+      recipient: 'gone@example.com',
+      delivery: { status: 'rejected', provider: 'smtp', smtpStatusCode: null, smtpResponse: null },
+      suppression: { reason: 'manual' },
+      terminal: true,
+    })
+    const got = relay.forEmail(sent.body.id)
+    expect(got).toHaveLength(1)
+    expect(got[0]!.envelopeTo).toEqual(['keep@example.com'])
+    // The message's To header still names both: what the recipients see does not change.
+    expect((await simpleParser(got[0]!.raw)).to).toMatchObject({ text: 'keep@example.com, gone@example.com' })
+  })
 })

@@ -36,6 +36,12 @@ export interface ClaimedRecipient {
    * else null: the message of the email's `email.failed` if the email ends failed later.
    */
   smtpResponse: string | null
+  /**
+   * The reason the address is on the suppression list (`hard_bounce`, `complaint`, `manual`) as
+   * the claim read it, else null. A recipient still waiting whose address was listed after the
+   * email was accepted is not sent to (planOutcome: `rejected`).
+   */
+  suppressed: string | null
 }
 
 export interface EmailContent {

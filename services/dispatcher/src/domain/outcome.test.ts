@@ -188,6 +188,83 @@ describe('planOutcome', () => {
   })
 })
 
+describe('planOutcome: recipients listed as suppressed since the email was accepted', () => {
+  it('rejects them with email.rejected (no SMTP reply) while the others are delivered; the email is rejected', () => {
+    const p = plan([ok('a@x.test')], {
+      recipients: [
+        { address: 'a@x.test', status: 'queued' },
+        { address: 'b@x.test', status: 'queued' },
+      ],
+      suppressed: [{ address: 'b@x.test', reason: 'hard_bounce' }],
+    })
+    expect(p.status).toBe('rejected')
+    expect(p.sent).toBe(true)
+    expect(p.recipients.map((r) => [r.address, r.status, r.smtpStatus, r.smtpResponse])).toEqual([
+      ['b@x.test', 'rejected', null, null],
+      ['a@x.test', 'delivered', 250, '250 2.0.0 Ok: queued'],
+    ])
+    expect(p.events.map((e) => [e.type, e.recipient ?? null])).toEqual([
+      ['email.sent', null],
+      ['email.rejected', 'b@x.test'],
+      ['email.delivered', 'a@x.test'],
+    ])
+    expect(p.events[1]!.extra).toEqual({
+      delivery: {
+        status: 'rejected',
+        provider: 'smtp',
+        deliveryTimeMs: 1500,
+        smtpStatusCode: null,
+        smtpResponse: null,
+      },
+      suppression: { reason: 'hard_bounce' },
+      terminal: true,
+    })
+    expect(p.outcomes).toEqual(['rejected', 'delivered'])
+    expect(p.suppress).toEqual([])
+    expect(p.lastError).toBe('Not sent to b@x.test: on the suppression list (hard_bounce)')
+  })
+
+  it('every waiting recipient suppressed: nothing sent, no email.sent, no email.failed, the email ends rejected', () => {
+    const p = plan([], {
+      attempts: 2,
+      recipients: [
+        { address: 'a@x.test', status: 'deferred' },
+        { address: 'b@x.test', status: 'queued' },
+      ],
+      suppressed: [
+        { address: 'a@x.test', reason: 'complaint' },
+        { address: 'b@x.test', reason: 'manual' },
+      ],
+    })
+    expect(p.status).toBe('rejected')
+    expect(p.sent).toBe(false)
+    expect(p.failed).toBe(false)
+    expect(p.nextAttemptAt).toBeNull()
+    expect(p.events.map((e) => [e.type, e.recipient ?? null])).toEqual([
+      ['email.rejected', 'a@x.test'],
+      ['email.rejected', 'b@x.test'],
+    ])
+  })
+
+  it('a suppressed recipient does not end the wait of another one deferred: the email stays deferred', () => {
+    const p = plan([dropped('a@x.test')], {
+      recipients: [
+        { address: 'a@x.test', status: 'queued' },
+        { address: 'b@x.test', status: 'queued' },
+      ],
+      suppressed: [{ address: 'b@x.test', reason: 'manual' }],
+    })
+    expect(p.status).toBe('deferred')
+    expect(p.nextAttemptAt).not.toBeNull()
+    expect(p.recipients.map((r) => [r.address, r.status])).toEqual([
+      ['b@x.test', 'rejected'],
+      ['a@x.test', 'deferred'],
+    ])
+    // The reply that keeps the email waiting, not the suppression.
+    expect(p.lastError).toBe('Connection closed unexpectedly')
+  })
+})
+
 // The relay's answers of the audit's cases (MAX_RETRIES=2: attempt 3 is the last).
 const notAscii = (address: string): RecipientReply => ({
   address,

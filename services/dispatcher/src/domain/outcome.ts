@@ -34,10 +34,21 @@ export interface PlanInput {
   /** When the email was due (accepted, or its scheduled time if later): delivery times count from it. */
   dueAt: Date
   recipients: RecipientState[]
+  /**
+   * Recipients still waiting that were not sent to because their address is on the suppression
+   * list now (listed after the email was accepted), with the list's reason. Not in `replies`.
+   */
+  suppressed?: SuppressedRecipient[]
   result: AttemptResult
   now: Date
   policy: RetryPolicy
   random?: () => number
+}
+
+export interface SuppressedRecipient {
+  address: string
+  /** The suppression's reason: `hard_bounce`, `complaint` or `manual`. */
+  reason: string
 }
 
 export interface RecipientUpdate {
@@ -50,7 +61,7 @@ export interface RecipientUpdate {
 }
 
 /** Per recipient, for `deliveries_total{outcome}`. */
-export type Outcome = 'delivered' | 'bounced' | 'deferred' | 'retrying' | 'failed'
+export type Outcome = 'delivered' | 'bounced' | 'deferred' | 'retrying' | 'failed' | 'rejected'
 
 /** Everything one attempt changes, written in one transaction. */
 export interface Plan {
@@ -102,6 +113,39 @@ export function planOutcome(input: PlanInput): Plan {
   let rejectedMessage: RecipientReply | undefined
   let exhausted: RecipientReply | undefined
   let deferred: RecipientReply | undefined
+
+  // Not sent to: on the suppression list since the email was accepted (the accept refuses a
+  // listed address with 422 recipient_suppressed; this is the same rule, applied again when the
+  // message goes out). `rejected`, the contract's status for a recipient refused before sending.
+  for (const { address, reason } of input.suppressed ?? []) {
+    const status = advanceRecipient(current.get(address) ?? 'queued', 'rejected')
+    current.set(address, status)
+    recipients.push({
+      address,
+      status,
+      smtpStatus: null,
+      smtpResponse: null,
+      deliveryMs: null,
+      bounceType: null,
+    })
+    perRecipient.push({
+      type: 'email.rejected',
+      recipient: address,
+      extra: {
+        delivery: {
+          status: 'rejected',
+          provider: result.provider,
+          deliveryTimeMs: elapsedMs,
+          smtpStatusCode: null,
+          smtpResponse: null,
+        },
+        suppression: { reason },
+        terminal: true,
+      },
+    })
+    outcomes.push('rejected')
+  }
+  const firstSuppressed = input.suppressed?.[0]
 
   for (const { reply, verdict } of judged) {
     const was = current.get(reply.address) ?? 'queued'
@@ -215,7 +259,12 @@ export function planOutcome(input: PlanInput): Plan {
   // bounce or a delivery is an outcome, not an error; null keeps the stored one (record.ts).
   const waiting = platformLimit && canRetry ? platformLimit.reply : deferred
   const lastError =
-    status === 'failed' ? failure.message : ((waiting ?? rejectedMessage ?? exhausted)?.text ?? null)
+    status === 'failed'
+      ? failure.message
+      : ((waiting ?? rejectedMessage ?? exhausted)?.text ??
+        (firstSuppressed
+          ? `Not sent to ${firstSuppressed.address}: on the suppression list (${firstSuppressed.reason})`
+          : null))
   return {
     at: now,
     status,

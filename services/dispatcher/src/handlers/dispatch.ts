@@ -102,7 +102,11 @@ export function makeDispatchHandler(deps: DispatchDeps): {
     fence: Fence,
     log: Logger,
   ): Promise<{ plan: Plan; messageId: string }> {
-    const pending = email.recipients.filter((r) => !isTerminalRecipient(r.status)).map((r) => r.address)
+    const waiting = email.recipients.filter((r) => !isTerminalRecipient(r.status))
+    const suppressed = waiting.flatMap((r) =>
+      r.suppressed ? [{ address: r.address, reason: r.suppressed }] : [],
+    )
+    const pending = waiting.filter((r) => !r.suppressed).map((r) => r.address)
     let messageId = ''
     try {
       messageId = messageIdFor(email)
@@ -135,6 +139,7 @@ export function makeDispatchHandler(deps: DispatchDeps): {
         alreadySent: email.sentAt !== null,
         dueAt: email.dueAt,
         recipients: email.recipients,
+        suppressed,
         result: { provider: deps.relay.provider, messageId, replies },
         now: new Date(),
         policy: deps.policy,

@@ -40,7 +40,10 @@ interface ClaimRow {
 // needed to send it. The row lock makes the claim exclusive across replicas.
 // The state test is a CASE so that the rows are found by primary key only (claim-conditions.ts).
 // A recipient's reply is read only when it is `failed` (planOutcome names it in `email.failed`):
-// the others' replies would only lengthen every claim's JSON.
+// the others' replies would only lengthen every claim's JSON. The suppression list is read again
+// for the recipients still waiting (one primary-key probe each, in the same round trip): an
+// address listed since the email was accepted (a bounce elsewhere, a complaint, an operator) is
+// not sent to.
 const CLAIM_SQL = `
 WITH claimed AS (
   UPDATE emails SET status = 'sending', claimed_at = now(), attempts = attempts + 1
@@ -54,9 +57,12 @@ SELECT c.id, c.project_id AS "projectId", c.mode, c.from_address AS "from", c.re
        c.created_at AS "createdAt", GREATEST(c.created_at, c.scheduled_at) AS "dueAt", ec.email_id IS NOT NULL AS "hasContent", ec.html, ec.text,
        ec.headers, ec.attachments,
        COALESCE((SELECT json_agg(json_build_object('address', r.address, 'kind', r.kind, 'status', r.status,
-                                   'smtpResponse', CASE WHEN r.status = 'failed' THEN r.smtp_response END)
+                                   'smtpResponse', CASE WHEN r.status = 'failed' THEN r.smtp_response END,
+                                   'suppressed', s.reason)
                                  ORDER BY r.address)
-                 FROM email_recipients r WHERE r.email_id = c.id), '[]'::json) AS recipients
+                 FROM email_recipients r
+                 LEFT JOIN suppressions s ON s.address = r.address AND r.status IN ('queued', 'sent', 'deferred')
+                 WHERE r.email_id = c.id), '[]'::json) AS recipients
 FROM claimed c LEFT JOIN email_contents ec ON ec.email_id = c.id`
 
 const STATE_SQL = `
