@@ -214,8 +214,9 @@ function checkDeliveryOutcomes(rendered) {
   const type = /export type Outcome = ([^\n]+)/.exec(src)?.[1] ?? ''
   const outcomes = [...type.matchAll(/'([a-z_]+)'/g)].map((m) => m[1])
   if (outcomes.length === 0) return fail('outcome.ts', 'no `export type Outcome` to read')
-  // Delivered, or refused for good by the recipient's server: neither is the deployment's trouble.
-  const settled = new Set(['delivered', 'bounced'])
+  // Delivered, refused for good by the recipient's server, or not sent because the address is on
+  // the suppression list (`rejected`): none of them is the deployment's trouble.
+  const settled = new Set(['delivered', 'bounced', 'rejected'])
   for (const o of rendered.filter((o) => o.kind === 'PrometheusRule')) {
     const rule = o.spec.groups.flatMap((g) => g.rules).find((r) => r.alert === 'MailerDeliveryFailureRate')
     const re = /mailer_dispatcher_deliveries_total\{[^}]*outcome=~"([^"]+)"/.exec(rule?.expr ?? '')?.[1]
