@@ -120,13 +120,27 @@ const headerBytes = (s: string): string =>
   /^[\x20-\x7e]*$/.test(s) ? s : String.fromCharCode(...new TextEncoder().encode(s))
 
 /**
+ * `s` without the characters `drop` accepts at its end (and at its start unless `start` is false).
+ * Index scans, linear in the length: a `[…]+$` pattern retries from every character of a run
+ * that is not at the end, quadratic in the run's length (a pasted value with a long inner run of
+ * spaces or slashes held the caller's thread for minutes).
+ */
+function trimEnds(s: string, drop: (c: string) => boolean, start = true): string {
+  let end = s.length
+  while (end > 0 && drop(s[end - 1]!)) end--
+  let from = 0
+  if (start) while (from < end && drop(s[from]!)) from++
+  return s.slice(from, end)
+}
+
+/**
  * The key as it can go in `Authorization`. fetch drops whitespace around a header value (a key
  * read from a file with its newline still works), so that is dropped here too; a control
  * character inside it (a line break in a pasted key) makes fetch refuse the header with an error
  * that quotes the whole header, key included, so it is refused here first, without quoting it.
  */
 function headerSafeToken(token: string): string {
-  const t = token.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '')
+  const t = trimEnds(token, (c) => c === ' ' || c === '\t' || c === '\n' || c === '\r')
   if (/(?!\t)\p{Cc}/u.test(t))
     throw new TypeError(
       'the key holds a line break or another control character, which no HTTP header can carry (the key is not shown)',
@@ -144,7 +158,7 @@ export class HttpTransport {
 
   constructor(opts: TransportOptions) {
     if (!opts.baseUrl) throw new TypeError('baseUrl is required (for example http://localhost:3000)')
-    this.baseUrl = opts.baseUrl.replace(/\/+$/, '')
+    this.baseUrl = trimEnds(opts.baseUrl, (c) => c === '/', false)
     // fetch cannot send URL credentials, and its error would quote them: refused here, unquoted.
     let u: URL | undefined
     try {

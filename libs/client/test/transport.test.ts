@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MailerApiError, MailerClient, MailerConnectionError } from '../src/index.js'
+import { HttpTransport } from '../src/transport.js'
 
 // A real HTTP server answering what a deployment (or a proxy in front of it) can answer, for the
 // cases the real services cannot be made to produce on demand.
@@ -183,6 +184,17 @@ describe('HTTP transport', () => {
     answer = () => ({ status: 200, body: '{}' })
     await client({ apiKey: 'fs_live_secretsecretsecretsecretsecret12\n' }).me()
     expect(seen[0]!.headers.authorization).toBe('Bearer fs_live_secretsecretsecretsecretsecret12')
+    // Only around it: at both ends, any mix of them; what is inside goes as given.
+    await client({ apiKey: ' \t\r\n fs_live_secret  secret \r\n\t ' }).me()
+    expect(seen[0]!.headers.authorization).toBe('Bearer fs_live_secret  secret')
+  })
+
+  it('drops the slashes ending a base URL, and only those, however long a run of them inside', () => {
+    const base = (url: string) => new HttpTransport({ baseUrl: url }).baseUrl
+    expect(base('http://127.0.0.1:1/mailer///')).toBe('http://127.0.0.1:1/mailer')
+    // A pattern like /\/+$/ retried from every slash of an inner run: this one took minutes.
+    const inner = `http://127.0.0.1:1/${'/'.repeat(200_000)}x/`
+    expect(base(inner)).toBe(inner.slice(0, -1))
   })
 
   it('refuses a base URL holding a user name or password, without quoting it', () => {
