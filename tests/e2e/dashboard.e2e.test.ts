@@ -243,7 +243,16 @@ describe('the dashboard, end to end', { timeout: 120_000 }, () => {
     await ui.page.getByRole('switch', { name: 'Disable' }).waitFor()
   })
 
-  it('adds and removes a suppression', async () => {
+  it('adds and removes a suppression; an email waiting for the address is not sent to it', async () => {
+    // Accepted before the address is listed, due only after.
+    const waiting = await client.post('/v1/emails', liveKey, {
+      from: `hello@${DOMAIN}`,
+      to: 'blocked@example.com',
+      subject: 'Held back',
+      text: 'x',
+      scheduledAt: new Date(Date.now() + 3600_000).toISOString(),
+    })
+    expect(waiting.status).toBe(202)
     await ui.nav('Suppressions').click()
     await ui.heading('Suppressions').waitFor()
     await ui.page.getByRole('textbox', { name: 'Address', exact: true }).fill('Blocked@Example.com')
@@ -252,6 +261,24 @@ describe('the dashboard, end to end', { timeout: 120_000 }, () => {
     await row.waitFor()
     expect((await client.get('/v1/admin/suppressions?q=blocked', client.admin)).body.data).toHaveLength(1)
     await screenshot(ui.page, 'suppressions')
+
+    // Now due: the dispatcher reads the list again and does not send it.
+    const due = await client.patch(`/v1/emails/${waiting.body.id}`, liveKey, {
+      scheduledAt: new Date(Date.now() + 1500).toISOString(),
+    })
+    expect(due.status).toBe(200)
+    await ui.nav('Emails').click()
+    await ui.heading('Emails').waitFor()
+    const emailRow = ui.page.getByTestId('email-row').filter({ hasText: 'Held back' })
+    await emailRow.getByText('rejected', { exact: true }).waitFor({ timeout: 45_000 })
+    await emailRow.getByRole('link', { name: 'Held back' }).click()
+    await ui.heading('Held back').waitFor()
+    await ui.page.getByTestId('timeline').getByText('not sent: on the suppression list (manual)').waitFor()
+    await ui.page.getByRole('row').filter({ hasText: 'blocked@example.com' }).getByText('rejected').waitFor()
+
+    await ui.nav('Suppressions').click()
+    await ui.heading('Suppressions').waitFor()
+    await row.waitFor()
 
     await row.getByRole('button', { name: 'Remove' }).click()
     const dialog = ui.page.getByRole('dialog', { name: 'Remove blocked@example.com?' })

@@ -10,6 +10,8 @@ import { useAction } from '../lib/use-resource.js'
 /** A one-line reading of an event's data; the full data stays one click away. */
 function summary(e: TimelineEvent): string {
   const d = e.data as Record<string, any>
+  // Not sent: the address went on the suppression list after the email was accepted.
+  if (d.suppression) return `not sent: on the suppression list (${d.suppression.reason ?? '?'})`
   if (d.delivery)
     return `${d.delivery.smtpResponse ?? d.delivery.status ?? ''} · ${formatMs(d.delivery.deliveryTimeMs)}`
   if (d.bounce) return `${d.bounce.type}: ${d.bounce.reason ?? ''}`
