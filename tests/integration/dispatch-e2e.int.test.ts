@@ -123,18 +123,22 @@ describe('send → deliver, end to end', () => {
   })
 
   it('a recipient added to the suppression list while its email waits is not sent to: rejected, email.rejected', async () => {
-    // Scheduled a few seconds ahead; the address is listed (by an operator) before it is due.
+    // Scheduled for later; the address is listed (by an operator), then the email is made due.
     const sent = await client.post('/v1/emails', live, {
       from,
       to: ['keep@example.com', 'Gone@Example.com'],
       subject: 'Later, to two',
       text: 'x',
-      scheduledAt: new Date(Date.now() + 3_000).toISOString(),
+      scheduledAt: new Date(Date.now() + 3600_000).toISOString(),
     })
     expect(sent.status).toBe(202)
     expect(sent.body.status).toBe('scheduled')
     const listed = await client.post('/v1/admin/suppressions', client.admin, { address: 'gone@example.com' })
     expect(listed.status).toBe(201)
+    const due = await client.patch(`/v1/emails/${sent.body.id}`, live, {
+      scheduledAt: new Date(Date.now() + 1_000).toISOString(),
+    })
+    expect(due.status).toBe(200)
 
     const record = await finalRecord(sent.body.id, ['rejected'])
     expect(record.lastError).toBe('Not sent to gone@example.com: on the suppression list (manual)')
@@ -144,6 +148,8 @@ describe('send → deliver, end to end', () => {
       ['gone@example.com', 'rejected', null, null],
       ['keep@example.com', 'delivered', 250, expect.any(String)],
     ])
+    // Sent to one recipient of the two: what analytics counts as sent.
+    expect(record.events.find((e: any) => e.type === 'email.sent').data.recipientCount).toBe(1)
     const rejected = record.events.filter((e: any) => e.type === 'email.rejected')
     expect(rejected).toHaveLength(1)
     expect(rejected[0].recipient).toBe('gone@example.com')

@@ -219,6 +219,8 @@ describe('planOutcome: recipients listed as suppressed since the email was accep
       suppression: { reason: 'hard_bounce' },
       terminal: true,
     })
+    // Analytics counts as sent the recipients handed to the relay: not the one left out.
+    expect(p.events[0]!.extra).toEqual({ messageId: '<email_1@acme.test>', recipientCount: 1 })
     expect(p.outcomes).toEqual(['rejected', 'delivered'])
     expect(p.suppress).toEqual([])
     expect(p.lastError).toBe('Not sent to b@x.test: on the suppression list (hard_bounce)')
@@ -262,6 +264,19 @@ describe('planOutcome: recipients listed as suppressed since the email was accep
     ])
     // The reply that keeps the email waiting, not the suppression.
     expect(p.lastError).toBe('Connection closed unexpectedly')
+
+    // The retry delivers it: the email ends rejected, and says so rather than keeping the
+    // deferral's reply; it was sent to one recipient of the two.
+    const retry = plan([ok('a@x.test')], {
+      attempts: 2,
+      recipients: [
+        { address: 'a@x.test', status: 'deferred' },
+        { address: 'b@x.test', status: 'rejected' },
+      ],
+    })
+    expect(retry.status).toBe('rejected')
+    expect(retry.lastError).toBe('Not sent to b@x.test: rejected (its email.rejected says why)')
+    expect(retry.events[0]!.extra).toEqual({ messageId: '<email_1@acme.test>', recipientCount: 1 })
   })
 })
 

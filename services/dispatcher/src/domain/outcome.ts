@@ -146,6 +146,11 @@ export function planOutcome(input: PlanInput): Plan {
     outcomes.push('rejected')
   }
   const firstSuppressed = input.suppressed?.[0]
+  // The recipients the email goes (or went) to: analytics counts `sent` as the pairs handed to the
+  // relay, so those not sent to because they are listed (now or on an earlier attempt) are left out.
+  const recipientCount = input.recipients.filter(
+    (r) => (current.get(r.address) ?? r.status) !== 'rejected',
+  ).length
 
   for (const { reply, verdict } of judged) {
     const was = current.get(reply.address) ?? 'queued'
@@ -182,7 +187,7 @@ export function planOutcome(input: PlanInput): Plan {
           delivery: delivery('bounced'),
           bounce: { type: 'hard', reason: reply.text },
           terminal: true,
-          recipientCount: input.recipients.length,
+          recipientCount,
         },
       })
       outcomes.push('bounced')
@@ -223,7 +228,7 @@ export function planOutcome(input: PlanInput): Plan {
   if (sent && !input.alreadySent) {
     events.push({
       type: 'email.sent',
-      extra: { messageId: result.messageId, recipientCount: input.recipients.length },
+      extra: { messageId: result.messageId, recipientCount },
     })
   }
   events.push(...perRecipient)
@@ -258,13 +263,19 @@ export function planOutcome(input: PlanInput): Plan {
   // (the quota answer of an email queued by the platform limit, else a deferral's reply). A
   // bounce or a delivery is an outcome, not an error; null keeps the stored one (record.ts).
   const waiting = platformLimit && canRetry ? platformLimit.reply : deferred
+  // An email that ends `rejected` on a later attempt (a listed recipient was rejected while another
+  // was still deferred) says so instead of keeping the deferral's reply, now answered.
+  const rejectedEarlier =
+    status === 'rejected' ? input.recipients.find((r) => r.status === 'rejected') : undefined
   const lastError =
     status === 'failed'
       ? failure.message
       : ((waiting ?? rejectedMessage ?? exhausted)?.text ??
         (firstSuppressed
           ? `Not sent to ${firstSuppressed.address}: on the suppression list (${firstSuppressed.reason})`
-          : null))
+          : rejectedEarlier
+            ? `Not sent to ${rejectedEarlier.address}: rejected (its email.rejected says why)`
+            : null))
   return {
     at: now,
     status,

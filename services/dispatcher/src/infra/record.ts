@@ -21,10 +21,11 @@ export type OutboxRows = OutboxRow[]
  * - their recipients;
  * - new suppressions, in address order so two concurrent writes never take the same rows in
  *   opposite orders; an existing `manual` entry becomes `hard_bounce` with this email as its
- *   source (the stronger reason, as SuppressionStore.add ranks them: a manual entry added after the
- *   email was accepted), a complaint or an earlier bounce is kept as it is (the first bounce stays
- *   the source). Once per address (the earliest email of the write is the source): an upsert
- *   that updates cannot meet its own row twice in one statement;
+ *   source (the stronger reason, as SuppressionStore.add ranks them: a manual entry added while
+ *   the relay was being asked; one added before the claim kept the address from being sent
+ *   to), a complaint or an earlier bounce is kept as it is (the first bounce stays the source).
+ *   Once per address (the earliest email of the write is the source): an upsert that updates
+ *   cannot meet its own row twice in one statement;
  * - the events on the timeline and, for live emails (never `email.test`), in the outbox: what
  *   recordEvents in @mailer/email-core does (timelineRow, eventMessage), the published ones in
  *   group messages (eventGroupsCte) rather than one message each.
