@@ -1,5 +1,6 @@
 import { waitFor } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { emailRows } from '../support/email-rows.js'
 import { useStack } from '../support/use-stack.js'
 
 // Retries with a shortened schedule: platform-limit retries after 1.5 s instead of an hour,
@@ -27,20 +28,7 @@ beforeAll(() => {
 })
 afterAll(() => sweeper.stop())
 
-const emailRow = async (id: string) => (await seed.sql('SELECT * FROM emails WHERE id = $1', [id]))[0]
-const timeline = async (id: string) =>
-  seed.sql<{ type: string; recipient: string | null; payload: any; created_at: Date }>(
-    'SELECT type, recipient, payload, created_at FROM email_events WHERE email_id = $1 ORDER BY created_at, id',
-    [id],
-  )
-const until = (id: string, check: (row: any) => boolean, what: string) =>
-  waitFor(
-    async () => {
-      const row = await emailRow(id)
-      return check(row) ? row : null
-    },
-    { timeoutMs: 15_000, what: `${id}: ${what}` },
-  )
+const { timeline, until } = emailRows(seed)
 
 const QUOTA = { code: 451, message: '4.7.1 Daily sending quota exceeded' }
 
@@ -297,65 +285,6 @@ describe('transient failures', () => {
       smtpStatusCode: 450,
       smtpResponse: '450 4.2.1 Mailbox busy, try later',
     })
-  })
-})
-
-describe('suppression at the retry', () => {
-  it('a deferred recipient whose address bounced on another email meanwhile is not tried again: rejected', async () => {
-    relay.rcpt = (a) =>
-      a === 'fay@example.com' ? { code: 450, message: '4.2.1 Mailbox busy, try later' } : 'accept'
-    // The retry waits for the sweeper, stopped until the other email has bounced.
-    sweeper.stop()
-    let id = ''
-    try {
-      id = await seed.email(PROJECT, {
-        from: FROM,
-        to: ['fay@example.com', 'gus@example.com'],
-        subject: 'First',
-        text: 'x',
-      })
-      await seed.dispatch(id, PROJECT)
-      await until(id, (r) => r.status === 'deferred', 'deferred')
-
-      relay.rcpt = (a) => (a === 'fay@example.com' ? { code: 550, message: '5.1.1 No such user' } : 'accept')
-      const other = await seed.email(PROJECT, {
-        from: FROM,
-        to: ['fay@example.com'],
-        subject: 'Other',
-        text: 'x',
-      })
-      await seed.dispatch(other, PROJECT)
-      await until(other, (r) => r.status === 'bounced', 'bounced')
-      expect(
-        await seed.sql('SELECT reason, source_email_id FROM suppressions WHERE address = $1', [
-          'fay@example.com',
-        ]),
-      ).toEqual([{ reason: 'hard_bounce', source_email_id: other }])
-      relay.rcpt = () => 'accept'
-    } finally {
-      sweeper = seed.startRetrySweeper()
-    }
-
-    const done = await until(id, (r) => r.status === 'rejected', 'rejected')
-    expect(done.attempts).toBe(2)
-    expect(done.last_error).toBe('Not sent to fay@example.com: on the suppression list (hard_bounce)')
-    // The relay took the first attempt for gus alone (fay was refused at RCPT TO); no retry reached it.
-    expect(relay.forEmail(id).map((d) => d.envelopeTo)).toEqual([['gus@example.com']])
-    expect(
-      await seed.sql(
-        'SELECT address, status, smtp_status FROM email_recipients WHERE email_id = $1 ORDER BY address',
-        [id],
-      ),
-    ).toEqual([
-      { address: 'fay@example.com', status: 'rejected', smtp_status: null },
-      { address: 'gus@example.com', status: 'delivered', smtp_status: 250 },
-    ])
-    expect((await timeline(id)).map((e) => [e.type, e.recipient])).toEqual([
-      ['email.sent', null],
-      ['email.deferred', 'fay@example.com'],
-      ['email.delivered', 'gus@example.com'],
-      ['email.rejected', 'fay@example.com'],
-    ])
   })
 })
 

@@ -1,3 +1,4 @@
+import type { SuppressionReason } from '@mailer/contracts'
 import type { RecipientStatus } from '@mailer/email-core'
 
 /** What a dispatcher holds after claiming an email: the row, its content and its recipients. */
@@ -41,7 +42,7 @@ export interface ClaimedRecipient {
    * the claim read it, else null. A recipient still waiting whose address was listed after the
    * email was accepted is not sent to (planOutcome: `rejected`).
    */
-  suppressed: string | null
+  suppressed: SuppressionReason | null
 }
 
 export interface EmailContent {

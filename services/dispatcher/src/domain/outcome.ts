@@ -1,3 +1,4 @@
+import type { SuppressionReason } from '@mailer/contracts'
 import {
   advanceRecipient,
   deriveEmailStatus,
@@ -47,8 +48,7 @@ export interface PlanInput {
 
 export interface SuppressedRecipient {
   address: string
-  /** The suppression's reason: `hard_bounce`, `complaint` or `manual`. */
-  reason: string
+  reason: SuppressionReason
 }
 
 export interface RecipientUpdate {
