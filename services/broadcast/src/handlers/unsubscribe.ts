@@ -1,6 +1,6 @@
 import { SUBJECTS, type UnsubscribeReply, UnsubscribeRequest } from '@mailer/contracts'
 import type { BroadcastContext } from '../app.js'
-import { unsubscribeContact } from '../infra/contact-store.js'
+import { unsubscribeContact } from '../infra/contact-tombstones.js'
 
 /** `contacts.unsubscribe`: the gateway's one-click unsubscribe link, once its token verified. */
 export function serveUnsubscribe({ rt, metrics }: BroadcastContext): void {

@@ -9,6 +9,7 @@ import {
 } from '@mailer/contracts'
 import { type Db, likeLiteral, type Prisma } from '@mailer/db'
 import type { ContactRow } from '../domain/records.js'
+import { deleteContactRow, INHERITED_UNSUBSCRIBED_SQL } from './contact-tombstones.js'
 
 type Sql = Pick<Db, '$queryRawUnsafe' | '$executeRawUnsafe'>
 
@@ -37,9 +38,11 @@ export interface UpsertResult {
 /**
  * Upserts contacts by email with two multi-row statements in the caller's transaction: insert
  * the new ones (ON CONFLICT DO NOTHING), then update the rest. A field given as null or left out
- * keeps the stored value. A contact inserted concurrently by another request is updated by the
- * second statement, which sees it once that request committed; one deleted concurrently between
- * the two statements is inserted again by another round. Inputs must be unique by email.
+ * keeps the stored value; a new contact's `unsubscribed` left out is what the last deleted
+ * contact of its address had (contact-tombstones.ts), else false. A contact inserted concurrently
+ * by another request is updated by the second statement, which sees it once that request
+ * committed; one deleted concurrently between the two statements is inserted again by another
+ * round. Inputs must be unique by email.
  * Both statements take their rows in email order, so imports naming the same contacts in other
  * orders wait for each other instead of deadlocking (PostgreSQL failed one of them: a 500).
  */
@@ -69,7 +72,9 @@ async function upsertRound(
   const json = JSON.stringify(inputs.map(wireRow))
   const created = await tx.$queryRawUnsafe<ContactRow[]>(
     `INSERT INTO contacts AS c (id, project_id, email, first_name, last_name, unsubscribed, data, created_at, updated_at)
-     SELECT i.id, $1, i.email, i.first_name, i.last_name, COALESCE(i.unsubscribed, false), COALESCE(i.data, '{}'::jsonb), now(), now()
+     SELECT i.id, $1, i.email, i.first_name, i.last_name,
+            COALESCE(i.unsubscribed, ${INHERITED_UNSUBSCRIBED_SQL('i.email')}),
+            COALESCE(i.data, '{}'::jsonb), now(), now()
      FROM ${RECORDSET}
      ORDER BY i.email
      ON CONFLICT (project_id, email) DO NOTHING
@@ -164,28 +169,13 @@ export async function updateContact(
   return row
 }
 
-/** Deletes a contact and its audience memberships. */
+/** Deletes a contact (leaving its tombstone: contact-tombstones.ts) and its audience memberships. */
 export async function deleteContact(db: Db, projectId: string, id: string): Promise<void> {
   await db.$transaction(async (tx: Prisma.TransactionClient) => {
-    const n = await tx.$executeRawUnsafe(
-      'DELETE FROM contacts WHERE project_id = $1 AND id = $2',
-      projectId,
-      id,
-    )
-    if (n === 0) throw fail('contact_not_found', noSuch('contact', 'id', id, 'contact'), 'id')
+    if (!(await deleteContactRow(tx, projectId, id)))
+      throw fail('contact_not_found', noSuch('contact', 'id', id, 'contact'), 'id')
     // After the contact: its delete waited for transactions adding it to audiences (addMembers'
     // lock), and this statement sees the members they committed.
     await tx.$executeRawUnsafe('DELETE FROM audience_members WHERE contact_id = $1', id)
   })
-}
-
-/** The one-click unsubscribe (`contacts.unsubscribe`); repeating it is harmless. */
-export async function unsubscribeContact(db: Sql, projectId: string, id: string): Promise<void> {
-  const n = await db.$executeRawUnsafe(
-    `UPDATE contacts SET unsubscribed = true, updated_at = CASE WHEN unsubscribed THEN updated_at ELSE now() END
-     WHERE project_id = $1 AND id = $2`,
-    projectId,
-    id,
-  )
-  if (n === 0) throw fail('contact_not_found', noSuch('contact', 'id', id, 'contact'), 'id')
 }

@@ -134,7 +134,8 @@ export function publicLinksRouter(deps: Deps): Router {
         schema: UnsubscribeReply,
       })
     } catch (err) {
-      // A deleted contact gets no more email either: for the reader that is done.
+      // No contact and no tombstone of it (deleted before tombstones were kept): it gets no more
+      // email either, so for the reader that is done.
       if (!(isMailerError(err) && err.code === 'contact_not_found')) {
         hits.inc({ kind: 'unsubscribe', outcome: 'failed' })
         logger.warn({ err, requestId: req.requestId, contactId: t.contactId }, 'unsubscribe failed')
