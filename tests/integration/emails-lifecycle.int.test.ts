@@ -89,7 +89,7 @@ describe('dispatch through the EMAILS stream', () => {
     expect(events.find((m) => m.event.data.emailId === s.body.id)?.event.type).toBe('email.scheduled')
   })
 
-  it('a retry due (next_attempt_at set by the dispatcher) gets the next dispatch message, msgId <id>:<attempts>', async () => {
+  it('a retry due (next_attempt_at set by the dispatcher) gets the next dispatch message, msgId <id>:<attempts>:<release>', async () => {
     const r = await send()
     await sql(
       te,
@@ -97,12 +97,26 @@ describe('dispatch through the EMAILS stream', () => {
       [r.body.id],
     )
     const msg = await waitFor(async () =>
-      (await dispatched(r.body.id)).find((m) => m.msgId === `${r.body.id}:2`),
+      (await dispatched(r.body.id)).find((m) => m.msgId?.startsWith(`${r.body.id}:2:`)),
     )
     expect(msg.data).toEqual({ emailIds: [r.body.id] })
     expect(
       (await sql(te, 'SELECT next_attempt_at FROM emails WHERE id = $1', [r.body.id]))[0].next_attempt_at,
     ).toBeNull()
+  })
+
+  it('an email the lost dispatch sweep hands back before any attempt gets a message of its own, not a duplicate', async () => {
+    // What the sweep does after a NATS outage longer than DISPATCH_RECOVERY_SECONDS: the accept's
+    // message, published late, is still in the stream's 2-minute duplicate window when the email
+    // is released again with the same attempt count. It used to reuse `<id>:0` and JetStream
+    // dropped it, so the email waited for another recovery minutes later.
+    const r = await send()
+    await waitFor(async () => (await dispatched(r.body.id)).some((m) => m.msgId === `${r.body.id}:0`))
+    await sql(te, 'UPDATE emails SET next_attempt_at = now() WHERE id = $1', [r.body.id])
+    const again = await waitFor(async () =>
+      (await dispatched(r.body.id)).find((m) => m.msgId?.startsWith(`${r.body.id}:0:`)),
+    )
+    expect(again.data).toEqual({ emailIds: [r.body.id] })
   })
 })
 

@@ -81,7 +81,7 @@ export function startDueSweeper(ctx: EmailContext, intervalMs = 1_000): Loop {
     const { n, rows } = await rt.db.$transaction(async (tx) => {
       const due = await tx.$queryRawUnsafe<Array<Pick<DueRow, 'id' | 'attempts'>>>(DUE_RETRIES_SQL, status)
       if (due.length === 0) return { n: 0, rows: [] }
-      return { n: due.length, rows: await outbox.write(tx, dispatchMessages(due)) }
+      return { n: due.length, rows: await outbox.write(tx, dispatchMessages(due, Date.now())) }
     })
     ctx.publish(rows)
     if (n > 0) released.inc({ kind: 'retry' }, n)

@@ -12,7 +12,9 @@ const BATCH = 500
  * gone (a purged or restored stream, a message an older pod terminated during an upgrade), since
  * everything published up to then has been handled. Such emails are handed to the due sweeper (`next_attempt_at = now()`),
  * which publishes their dispatch messages. A message published late (the outbox sweeper after a
- * NATS outage longer than the margin) only makes a second message, which finds nothing to claim.
+ * NATS outage longer than the margin) is then skipped by the dispatcher (the email waits for its
+ * release, not claimable) and the release's message, with a msgId of its own
+ * (domain/dispatch-messages.ts), sends it.
  *
  * An email still `sending` whose claim is that old lost its dispatcher as well as its message (a
  * live dispatcher keeps its message unacknowledged and its claim fresh until the outcome is
