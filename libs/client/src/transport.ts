@@ -236,7 +236,10 @@ export class HttpTransport {
     let res: Response
     let text: string
     try {
-      res = await this.fetchFn(url, { method, headers, body: body ?? null, signal })
+      // Redirects are answered, never followed: fetch repeats a POST redirected by a proxy as a
+      // GET (a send came back as the list of emails, nothing sent) and drops the key on the way
+      // to another origin (http → https: a 401 for a key that was given).
+      res = await this.fetchFn(url, { method, headers, body: body ?? null, signal, redirect: 'manual' })
       text = await res.text()
     } catch (err) {
       if (init.signal?.aborted) throw err
@@ -259,6 +262,16 @@ export class HttpTransport {
     }
     if (res.ok && !parseFailed) return parsed as T
 
+    if (res.status >= 300 && res.status < 400) {
+      const to = res.headers.get('location') ?? '(no Location)'
+      throw new MailerApiError({
+        type: 'internal_error',
+        code: 'unexpected_response',
+        message: `${method} ${path} was redirected (${res.status}) to ${to}: set baseUrl to the address the API answers at; redirects are not followed`,
+        status: res.status,
+        requestId,
+      })
+    }
     const e = (parsed as { error?: Record<string, unknown> } | undefined)?.error
     if (!res.ok && e && typeof e.code === 'string') {
       throw new MailerApiError({

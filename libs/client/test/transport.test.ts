@@ -143,6 +143,20 @@ describe('HTTP transport', () => {
     expect(e.message).toContain('Bad gateway')
   })
 
+  it('does not follow a redirect: a send redirected by a proxy is an error naming where, not a GET', async () => {
+    answer = (n) =>
+      n === 1
+        ? { status: 301, headers: { location: `${baseUrl}/v1/emails/` }, body: '' }
+        : { status: 200, body: JSON.stringify({ data: [], nextCursor: null }) }
+    const e = (await client()
+      .emails.send(input)
+      .catch((err: unknown) => err)) as MailerApiError
+    expect(e).toBeInstanceOf(MailerApiError)
+    expect(e).toMatchObject({ status: 301, code: 'unexpected_response' })
+    expect(e.message).toContain(`${baseUrl}/v1/emails/`)
+    expect(seen.map((s) => s.method)).toEqual(['POST'])
+  })
+
   it('a request with no answer in time is a MailerConnectionError', async () => {
     answer = () => ({ ...ok, delayMs: 500 })
     const e = await client({ timeoutMs: 100 })
