@@ -6,7 +6,7 @@ import type { Logger, Metrics } from '@mailer/observability'
 import { deliveryBody } from '../domain/payload.js'
 import { nextStep } from '../domain/retry-schedule.js'
 import { signatureHeader } from '../domain/signature.js'
-import { type ClaimedDelivery, type DeliveryStore, DISABLED_REASON } from './delivery-store.js'
+import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js'
 import type { HttpSender } from './http-sender.js'
 import { MissedChanges } from './missed-changes.js'
 import { WaitingDeliveries } from './waiting-deliveries.js'
@@ -292,11 +292,7 @@ export class DeliveryWorker {
       return
     }
     if (!hook.enabled) {
-      await this.store.finish(
-        row,
-        { outcome: 'failure', responseCode: null, responseBody: DISABLED_REASON },
-        { status: 'failed' },
-      )
+      await this.store.failUnsent(row)
       return
     }
     const body = deliveryBody(row.payload)
