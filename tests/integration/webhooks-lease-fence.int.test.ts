@@ -2,6 +2,7 @@ import { createDb, type Db } from '@mailer/db'
 import { useTestEnv } from '@mailer/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DeliveryStore } from '../../services/webhook/src/infra/delivery-store.js'
+import { failPendingChunk } from '../../services/webhook/src/infra/leftover-deliveries.js'
 import { fakeId, insertWebhook, makeEvent, sleep, sql } from '../support/webhooks.js'
 
 // A claim whose lease ran out while its delivery waited in a replica's memory is followed by a
@@ -44,10 +45,10 @@ async function pendingDelivery() {
   return { webhookId, deliveryId }
 }
 
-const disable = (store: DeliveryStore, webhookId: string) =>
+const disable = (webhookId: string) =>
   db.$transaction(async (tx) => {
     await tx.$executeRawUnsafe('UPDATE webhooks SET enabled = false WHERE id = $1', webhookId)
-    await store.failPending(tx, webhookId)
+    await failPendingChunk(tx, webhookId, 'infinity')
   })
 
 describe('a hand-back of a claim whose lease ran out', () => {
@@ -63,7 +64,7 @@ describe('a hand-back of a claim whose lease ran out', () => {
     expect([a?.attempt, b?.attempt]).toEqual([1, 1])
 
     // The webhook is disabled while B's request is in flight; A hands its claim back.
-    await disable(store, webhookId)
+    await disable(webhookId)
     await store.unclaim([a!])
 
     // B's receiver answered 2xx: the record says so.
@@ -91,7 +92,7 @@ describe('a manual retry of a delivery failed by its webhook being disabled', ()
     const { webhookId, deliveryId } = await pendingDelivery()
     const store = new DeliveryStore(db)
     const [inFlight] = await store.claim(10, new Map(), 10, 1)
-    await disable(store, webhookId)
+    await disable(webhookId)
     // Its request was made and answered 500: the delivery stays failed, webhook disabled.
     await store.finish(
       inFlight!,

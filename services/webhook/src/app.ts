@@ -7,6 +7,7 @@ import { serveEvents } from './handlers/events.js'
 import { startFanout } from './handlers/fanout.js'
 import { followWebhookChanges, makeInvalidate } from './handlers/invalidate.js'
 import { serveWebhooks } from './handlers/webhooks.js'
+import { DeliveryCleanup } from './infra/delivery-cleanup.js'
 import { startDeliveryPruner } from './infra/delivery-pruner.js'
 import { DeliveryStore } from './infra/delivery-store.js'
 import { DeliveryWorker } from './infra/delivery-worker.js'
@@ -70,12 +71,18 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
     store.pendingCount(),
   )
 
+  const cleanup = new DeliveryCleanup(db, rt.logger, {
+    waitMs: env.WEBHOOK_CLEANUP_WAIT_MS,
+    sweepEveryMs: env.WEBHOOK_PRUNE_INTERVAL_SECONDS * 1000,
+  })
+
   const handBack = (projectId?: string) => worker.handBack(projectId)
   followWebhookChanges(bus, cache, handBack)
   const deps = {
     bus,
     db,
     store,
+    cleanup,
     worker,
     invalidate: makeInvalidate(bus, cache, handBack),
     allowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
@@ -91,18 +98,24 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
     retentionDays: env.WEBHOOK_DELIVERY_RETENTION_DAYS,
     everyMs: env.WEBHOOK_PRUNE_INTERVAL_SECONDS * 1000,
   })
+  cleanup.start()
   const fanout = await startFanout(rt, cache, store, worker)
   // Stopped together, sharing the shutdown's database waits with the pools' closes (rt.dbWaits:
   // the worker's attempts first get their endpoints' answers): one after the other, against a hung
   // database, they waited out their queries past the pod's shutdown deadline. Fan-out messages
-  // left in hand come back after the ack wait; a prune left running ends with the process.
+  // left in hand come back after the ack wait; a prune or a cleanup left running ends with the
+  // process (the sweep of the next start ends the cleanup's work).
   rt.onStop(async () => {
     const pruned = pruner.stop()
+    const cleaned = cleanup.stop()
     await Promise.all([
       fanout.stop({ waits: rt.dbWaits }),
       rt.dbWaits
         .within(pruned)
         .then((ended) => ended || rt.logger.warn('webhook delivery prune left running')),
+      rt.dbWaits
+        .within(cleaned)
+        .then((ended) => ended || rt.logger.warn('disabled or deleted webhook cleanup left running')),
       worker.stop(),
     ])
   })

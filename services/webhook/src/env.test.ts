@@ -13,6 +13,8 @@ describe('webhook env', () => {
     expect(env.WEBHOOK_ENDPOINT_CONCURRENCY).toBe(4)
     expect(env.WEBHOOK_DELIVERY_RETENTION_DAYS).toBe(30)
     expect(env.WEBHOOK_PRUNE_INTERVAL_SECONDS).toBe(3600)
+    // Well within the gateway's 10 s for the whole request.
+    expect(env.WEBHOOK_CLEANUP_WAIT_MS).toBe(2_000)
     // A killed replica's events go to another one within seconds (heartbeats keep slow ones).
     expect(env.WEBHOOK_FANOUT_ACK_WAIT_SECONDS).toBe(10)
   })
@@ -36,6 +38,7 @@ describe('webhook env', () => {
       ['WEBHOOK_TIMEOUT_MS', 'soon'],
       ['WEBHOOK_ALLOW_PRIVATE', 'maybe'],
       ['WEBHOOK_FANOUT_ACK_WAIT_SECONDS', '0'],
+      ['WEBHOOK_CLEANUP_WAIT_MS', '120000'],
       // Not longer than the EVENTS stream keeps events (7 days): an event redelivered from it
       // would find no delivery and be delivered again.
       ['WEBHOOK_DELIVERY_RETENTION_DAYS', '7'],

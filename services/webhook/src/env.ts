@@ -53,8 +53,17 @@ export const webhookEnv = baseEnv.extend({
    * always finds its deliveries and is never delivered twice.
    */
   WEBHOOK_DELIVERY_RETENTION_DAYS: envInt(30, 8, 3650),
-  /** How often the deliveries older than the retention are deleted. */
+  /**
+   * How often the deliveries older than the retention are deleted, and the deliveries a stopped
+   * replica left of webhooks disabled (pending ones) or deleted are ended (also at start).
+   */
   WEBHOOK_PRUNE_INTERVAL_SECONDS: envInt(3600, 1, 86_400),
+  /**
+   * How long disabling or deleting a webhook waits for its deliveries to be failed or deleted
+   * before it answers; a larger backlog's rest goes on in the background. Well within the
+   * gateway's UPSTREAM_TIMEOUT_MS (10 s), which the whole request must fit.
+   */
+  WEBHOOK_CLEANUP_WAIT_MS: envInt(2_000, 0, 60_000),
 })
 export type WebhookEnv = z.infer<typeof webhookEnv>
 export const loadEnv = (source: Record<string, string | undefined> = process.env): WebhookEnv =>

@@ -1,6 +1,7 @@
 import type { Bus } from '@mailer/bus'
 import { fail, noSuch } from '@mailer/contracts'
 import type { Db } from '@mailer/db'
+import type { DeliveryCleanup } from '../infra/delivery-cleanup.js'
 import type { DeliveryStore } from '../infra/delivery-store.js'
 import type { DeliveryWorker } from '../infra/delivery-worker.js'
 import type { Invalidate } from './invalidate.js'
@@ -10,6 +11,7 @@ export interface WebhookDeps {
   bus: Bus
   db: Db
   store: DeliveryStore
+  cleanup: DeliveryCleanup
   worker: DeliveryWorker
   invalidate: Invalidate
   allowPrivate: boolean

@@ -68,28 +68,32 @@ export function serveWebhooks(deps: WebhookDeps): void {
       const input = parseBody(UpdateWebhookBody, body)
       const current = await findWebhook(db, project.id, params.id)
       if (input.url !== undefined) await assertPublicUrl(input.url, deps.allowPrivate)
-      const w = await whileItExists(current.id, () =>
+      const [w, disabledAt] = await whileItExists(current.id, () =>
         db.$transaction(async (tx) => {
           const row = await tx.webhook.update({ where: { id: current.id }, data: input })
-          // Disabled: no new deliveries, and every pending retry fails now (interface.md part 3).
-          if (input.enabled === false) await deps.store.failPending(tx, current.id)
-          return row
+          if (input.enabled !== false) return [row, null] as const
+          // What was fanned out up to now is the disabling's to fail; a delivery fanned out while
+          // this commits is the worker's, which fails any delivery of a disabled webhook it claims.
+          const [at] = await tx.$queryRawUnsafe<Array<{ at: string }>>('SELECT clock_timestamp()::text AS at')
+          return [row, at!.at] as const
         }),
       )
+      // At once, so that no replica starts a delivery it claimed ahead for the webhook as it was.
       await invalidate(project.id)
+      // Disabled: no new deliveries, and every pending retry fails (interface.md part 3), in chunks
+      // once the change has committed (DeliveryCleanup). One a replica claims meanwhile is failed
+      // by the replica, its attempt not counted (DeliveryStore.failUnsent).
+      if (disabledAt) await deps.cleanup.afterDisable(current.id, disabledAt)
       return toWebhookRecord(w)
     },
 
     'api.webhook.webhooks.delete': async ({ caller, params }) => {
       const project = requireProject(caller)
       const current = await findWebhook(db, project.id, params.id)
-      await whileItExists(current.id, () =>
-        db.$transaction(async (tx) => {
-          await deps.store.deleteDeliveriesOf(tx, current.id, project.id)
-          await tx.webhook.delete({ where: { id: current.id } })
-        }),
-      )
+      await whileItExists(current.id, () => db.webhook.delete({ where: { id: current.id } }))
       await invalidate(project.id)
+      // Its deliveries go too, in chunks once the webhook is gone (DeliveryCleanup).
+      await deps.cleanup.afterDelete(current.id, project.id)
       return { id: current.id, deleted: true as const }
     },
 

@@ -1,5 +1,5 @@
 /** The predicate of webhook_deliveries_pending_webhook_idx (migration 20261211000000), as written there. */
-const PENDING_BY_WEBHOOK = `d.status >= 'pending' AND d.status <= 'pending'`
+export const PENDING_BY_WEBHOOK = `d.status >= 'pending' AND d.status <= 'pending'`
 
 /**
  * The claim of due webhook deliveries (DeliveryStore.claim), one statement. Parameters: $1/$2

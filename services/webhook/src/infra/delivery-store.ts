@@ -4,7 +4,7 @@ import type { DeliveryRow } from '../domain/records.js'
 import type { NextStep } from '../domain/retry-schedule.js'
 import { CLAIM_SQL } from './delivery-claim-sql.js'
 import type { SendResult } from './http-sender.js'
-import { deleteWithPayloads, type PayloadTx } from './payload-deletes.js'
+import { deleteWithPayloads } from './payload-deletes.js'
 
 /** A delivery claimed for one attempt, with its webhook as it is now (null fields: webhook gone). */
 export interface ClaimedDelivery {
@@ -239,28 +239,20 @@ export class DeliveryStore {
   }
 
   /**
-   * Deleting a webhook (in the caller's transaction, before the webhook row): its deliveries, and
-   * the payloads of its events no other webhook of the project has a delivery of.
+   * A claimed delivery whose webhook turned out disabled before it was sent: failed "webhook
+   * disabled", with the attempt its claim counted undone and no lease, as a hand-back would (a
+   * delivery claimed and never sent counts nothing), also when the disabling failed it first (it
+   * keeps the claim's lease). Counted, one claimed in the background of a large backlog's disabling
+   * (DeliveryCleanup) showed an attempt the receiver never got.
    */
-  deleteDeliveriesOf(tx: PayloadTx, webhookId: string, projectId: string): Promise<number> {
-    return deleteWithPayloads(tx, projectId, 'webhook_id = $1', 'x.webhook_id <> $1', [webhookId])
-  }
-
-  /**
-   * PATCH enabled:false — every pending delivery (retries included) of the webhook fails now. No
-   * HTTP answer goes with `reason`, so the previous attempt's status code goes too (as when the
-   * worker finds the webhook disabled): a 500 beside "webhook disabled" read as the receiver's.
-   * The lease stays: it tells the claim holding the row apart from an older one whose lease ran
-   * out under the same number, when the holder hands it back unsent (`unclaim`).
-   */
-  failPending(tx: Pick<Db, '$executeRawUnsafe'>, webhookId: string): Promise<number> {
-    return tx.$executeRawUnsafe(
-      `UPDATE webhook_deliveries
-       SET status = 'failed', response_code = NULL, response_body = $2, next_attempt_at = NULL,
-           completed_at = now()
-       WHERE webhook_id = $1 AND status = 'pending'`,
-      webhookId,
-      DISABLED_REASON,
+  async failUnsent(d: Claim): Promise<void> {
+    await this.rows(
+      `UPDATE webhook_deliveries d
+       SET status = 'failed', response_code = NULL, response_body = $4, next_attempt_at = NULL,
+           completed_at = coalesce(d.completed_at, now()), locked_until = NULL, attempt = d.attempt - 1
+       WHERE d.id = $1 AND d.attempt = $2 AND d.locked_until = $3::timestamptz
+         AND (d.status = 'pending' OR (d.status = 'failed' AND d.response_code IS NULL AND d.response_body = $4))`,
+      [d.id, d.attempt, d.lease, DISABLED_REASON],
     )
   }
 
@@ -297,7 +289,7 @@ export class DeliveryStore {
    * statement, each only while the row is still that claim's (same attempt number and lease token):
    * one whose lease ran out and was taken again stays lost. Answers each claim's new token, in
    * order (null: lost). A lease run out but not yet taken is renewed: nobody else has claimed it,
-   * and now nobody can. A delivery its webhook's disabling failed keeps its lease (failPending) and
+   * and now nobody can. A delivery its webhook's disabling failed keeps its lease (failPendingChunk) and
    * is renewed too, so the hand-back that follows still finds it.
    */
   async renew(rows: Claim[], leaseMs: number): Promise<Array<string | null>> {
@@ -326,7 +318,7 @@ export class DeliveryStore {
   /**
    * Manual retry: due now, pending again. A delivery with an attempt in flight is left alone:
    * one pending under a lease that has not run out, and one its webhook's disabling failed while
-   * an attempt was in flight, which keeps that attempt's lease (failPending) until the attempt
+   * an attempt was in flight, which keeps that attempt's lease (failPendingChunk) until the attempt
    * ends. Retried then, it was sent a second time at once, and the first attempt's 2xx, recorded
    * under a lease no longer there, was lost. Returns the delivery as it now stands. An ended
    * delivery's lease goes: one left behind by such an attempt that ended without a 2xx (no longer

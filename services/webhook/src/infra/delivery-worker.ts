@@ -6,7 +6,7 @@ import type { Logger, Metrics } from '@mailer/observability'
 import { deliveryBody } from '../domain/payload.js'
 import { nextStep } from '../domain/retry-schedule.js'
 import { signatureHeader } from '../domain/signature.js'
-import { type ClaimedDelivery, type DeliveryStore, DISABLED_REASON } from './delivery-store.js'
+import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js'
 import type { HttpSender } from './http-sender.js'
 import { MissedChanges } from './missed-changes.js'
 import { WaitingDeliveries } from './waiting-deliveries.js'
@@ -150,6 +150,25 @@ export class DeliveryWorker {
     })
   }
 
+  /**
+   * How many to claim, and the most a webhook may hold after the claim. Normally room for a slot's
+   * worth in flight and as many again waiting, `perWebhook + prefetch` per webhook. Slow endpoints
+   * fill that room with deliveries that only wait for their own webhook's slots (each holds
+   * `perWebhook + prefetch`: 8 slow webhooks hold 128 by default), and with no room no claim ran:
+   * the free slots stayed empty and no other webhook of any project got an attempt on this replica
+   * until a slow one answered. So when the room is smaller than the free slots, claim for those
+   * slots, up to `perWebhook` per webhook counting what is held: every row claimed then can start
+   * at once (a webhook with deliveries waiting holds `perWebhook` already, so is left out), and at
+   * most 3 × concurrency are ever held.
+   */
+  private claimSize(): { limit: number; perWebhook: number } {
+    const { concurrency, perWebhook, prefetch } = this.opts
+    const room = concurrency * 2 - this.running.size - this.queued.size
+    const free = concurrency - this.running.size
+    if (room >= free) return { limit: room, perWebhook: perWebhook + prefetch }
+    return { limit: Math.min(free, concurrency * 3 - this.running.size - this.queued.size), perWebhook }
+  }
+
   private async tick(): Promise<void> {
     if (this.stopped) return
     if (!this.opts.alive()) {
@@ -174,20 +193,14 @@ export class DeliveryWorker {
         const wait = this.lastClaimAt + CLAIM_GAP_MS - Date.now()
         if (wait > 0) await sleep(wait)
         if (this.stopped) break
-        // Room for a slot's worth in flight and as many again waiting, in all and per webhook.
-        const room = this.opts.concurrency * 2 - this.running.size - this.queued.size
-        if (room <= 0) break
+        const { limit, perWebhook } = this.claimSize()
+        if (limit <= 0) break
         this.lastClaimAt = Date.now()
         // Sent before the claim: the lease began no earlier (the database's now() is later).
         const claimedAt = performance.now()
         const before = this.generation
         const mark = this.missed.mark()
-        const claimed = await this.store.claim(
-          room,
-          this.held(),
-          this.opts.perWebhook + this.opts.prefetch,
-          this.leaseMs,
-        )
+        const claimed = await this.store.claim(limit, this.held(), perWebhook, this.leaseMs)
         // Stopped while the claim ran: its rows go back unattempted. Sent now, they went out on a
         // sender being closed (an attempt counted for a request the receiver never got) or waited
         // in memory, unsent, until their leases ran out.
@@ -208,7 +221,7 @@ export class DeliveryWorker {
           this.missed.claimed(row, mark)
         }
         this.pumpAll()
-        if (rows.length < room && !this.stopped) await this.planWake()
+        if (rows.length < limit && !this.stopped) await this.planWake()
       } while (this.again && !this.stopped)
     } catch (err) {
       if (this.opts.alive()) this.logger.warn({ err }, 'webhook delivery claim failed; will retry')
@@ -279,11 +292,7 @@ export class DeliveryWorker {
       return
     }
     if (!hook.enabled) {
-      await this.store.finish(
-        row,
-        { outcome: 'failure', responseCode: null, responseBody: DISABLED_REASON },
-        { status: 'failed' },
-      )
+      await this.store.failUnsent(row)
       return
     }
     const body = deliveryBody(row.payload)
