@@ -134,6 +134,8 @@ describe('sending', () => {
 
     for (const [method, path, body] of [
       ['PATCH', `/v1/broadcasts/${b.id}`, { subject: 'x' }],
+      // The state is what a PATCH of a sent broadcast is refused for, whatever audience it names.
+      ['PATCH', `/v1/broadcasts/${b.id}`, { audienceId: 'aud_nope' }],
       ['DELETE', `/v1/broadcasts/${b.id}`, undefined],
       ['POST', `/v1/broadcasts/${b.id}/send`, {}],
     ] as const) {

@@ -97,6 +97,20 @@ async function draftOnly<T>(db: Sql, projectId: string, id: string, rows: T[]): 
   throw notDraft(current.status)
 }
 
+/**
+ * The draft, locked until the transaction ends (a send or delete waits for the change): 404 when
+ * missing, 409 `broadcast_not_draft` when it is no draft.
+ */
+async function lockDraft(tx: Sql, projectId: string, id: string): Promise<void> {
+  const [row] = await tx.$queryRawUnsafe<Array<{ status: string }>>(
+    'SELECT status FROM broadcasts WHERE project_id = $1 AND id = $2 FOR UPDATE',
+    projectId,
+    id,
+  )
+  if (!row) throw broadcastNotFound(id)
+  if (row.status !== 'draft') throw notDraft(row.status)
+}
+
 export async function updateDraft(
   db: Db,
   projectId: string,
@@ -104,6 +118,9 @@ export async function updateDraft(
   patch: UpdateBroadcastBody,
 ): Promise<BroadcastRow> {
   return db.$transaction(async (tx) => {
+    // The draft first: a PATCH of a broadcast that is no draft is 409 whatever its body names (an
+    // unknown audienceId answered 404 audience_not_found before the state was looked at).
+    await lockDraft(tx, projectId, id)
     if (patch.audienceId !== undefined) await lockAudience(tx, projectId, patch.audienceId)
     const sets = ['updated_at = now()']
     const params: unknown[] = [projectId, id]
