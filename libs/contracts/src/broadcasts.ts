@@ -59,6 +59,14 @@ export const BroadcastRecord = z.object({
 })
 export type BroadcastRecord = z.infer<typeof BroadcastRecord>
 
+/**
+ * A list item: the broadcast without its html and text (GET /v1/broadcasts/:id has them). A page
+ * of 100 broadcasts with their bodies (up to 2 MB each) would outgrow a NATS message, and every
+ * list request would fail.
+ */
+export const BroadcastSummaryRecord = BroadcastRecord.omit({ html: true, text: true })
+export type BroadcastSummaryRecord = z.infer<typeof BroadcastSummaryRecord>
+
 export const DeletedBroadcast = z.object({ id: z.string(), deleted: z.literal(true) })
 
 // --- broadcast emails ---------------------------------------------------------------------
