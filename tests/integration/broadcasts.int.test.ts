@@ -175,6 +175,14 @@ describe('sending', () => {
     expect(r.status).toBe(403)
     expect(r.body.error).toMatchObject({ code: 'invalid_sender', param: 'from' })
     expect((await client.get(`/v1/broadcasts/${b.id}`, acme.live)).body.status).toBe('draft')
+
+    // The first contact has no headline, so its subject renders empty (it would be skipped):
+    // the sender is checked all the same (this send used to be accepted, then paused at every run).
+    const untitled = (await draft({ from: 'news@elsewhere.test', subject: '{{headline}}' })).body
+    const u = await client.post(`/v1/broadcasts/${untitled.id}/send`, acme.live, {})
+    expect(u.status).toBe(403)
+    expect(u.body.error).toMatchObject({ code: 'invalid_sender', param: 'from' })
+    expect((await client.get(`/v1/broadcasts/${untitled.id}`, acme.live)).body.status).toBe('draft')
   })
 
   it('send takes no body or an object: JSON null is 400 invalid_body (not missing_body), sends nothing', async () => {
