@@ -111,6 +111,9 @@ describe('drafts', () => {
       // one would send to no one.
       [{ subject: ' \t ' }, 400, 'invalid_body', 'subject'],
       [{ html: '' }, 400, 'invalid_body', 'html'],
+      // Capped as a template's parts are (1,000,000 characters each).
+      [{ html: 'x'.repeat(1_000_001) }, 400, 'invalid_body', 'html'],
+      [{ text: 'x'.repeat(1_000_001) }, 400, 'invalid_body', 'text'],
       [{ html: '<p>{{#if x}}</p>' }, 400, 'invalid_template', 'html'],
       [{ subject: 'Hi {{name' }, 400, 'invalid_template', 'subject'],
       [{ text: '{{> partial}}' }, 400, 'invalid_template', 'text'],
@@ -120,6 +123,10 @@ describe('drafts', () => {
       expect(r.status, JSON.stringify(over)).toBe(status)
       expect(r.body.error).toMatchObject({ code, ...(param ? { param } : {}) })
     }
+    const d = (await draft()).body
+    const long = await client.patch(`/v1/broadcasts/${d.id}`, acme.live, { html: 'x'.repeat(1_000_001) })
+    expect(long.status).toBe(400)
+    expect(long.body.error).toMatchObject({ code: 'invalid_body', param: 'html' })
     const { audienceId: _, ...noAudience } = { audienceId, from: acme.from, subject: 's', html: 'h' }
     expect((await client.post('/v1/broadcasts', acme.live, noAudience)).body.error).toMatchObject({
       code: 'invalid_body',

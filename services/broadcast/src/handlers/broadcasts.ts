@@ -103,7 +103,11 @@ export function serveBroadcasts(ctx: BroadcastContext): void {
         const current = await findBroadcast(db, project.id, params.id ?? '')
         if (current.status !== 'draft') throw notDraft(current.status)
         const plan = planSend(scheduledAt, new Date())
-        await checkSendable({ db, client: ctx.client, links: ctx.links }, caller, current)
+        await checkSendable(
+          { db, client: ctx.client, links: ctx.links, maxMessageBytes: ctx.rt.env.MAX_MESSAGE_BYTES },
+          caller,
+          current,
+        )
         row = await markSent(db, caller, current, plan)
       }
       ctx.rt.logger.info(

@@ -32,13 +32,13 @@ const PLACEHOLDER: ContactForSend = {
  * they never skip the check either (see dryRunItem).
  */
 export async function checkSendable(
-  deps: { db: Db; client: EmailClient; links: Links },
+  deps: { db: Db; client: EmailClient; links: Links; maxMessageBytes: number },
   caller: Caller,
   b: BroadcastRow,
 ): Promise<void> {
   const project = requireProject(caller)
   const first = await firstAudienceContact(deps.db, project.id, b.audienceId)
-  const item = dryRunItem(b, first, (c) => deps.links.unsubscribeUrl(project.id, c.id))
+  const item = dryRunItem(b, first, deps.maxMessageBytes, (c) => deps.links.unsubscribeUrl(project.id, c.id))
   const sender = {
     apiKeyId: caller.via === 'api' ? caller.apiKeyId : null,
     mode: caller.mode,
@@ -63,7 +63,9 @@ export async function checkSendable(
 /**
  * The email the dry run validates: the audience's first contact's; when its data does not render
  * (or the audience is empty) the placeholder contact's; when that does not render either (a
- * subject of `{{headline}}` renders empty without one) the template as written, unrendered. What
+ * subject of `{{headline}}` renders empty without one) the template as written, unrendered. A
+ * contact whose email renders over MAX_MESSAGE_BYTES counts as one that does not render (the
+ * sender skips it too); content too large as written is left to the email service to refuse. What
  * every email shares (`from` above all) is checked whatever the contacts' data: a first contact
  * that did not render used to skip the check, and a draft with an unverified `from` was accepted,
  * then paused on invalid_sender at every run.
@@ -71,6 +73,7 @@ export async function checkSendable(
 function dryRunItem(
   b: BroadcastRow,
   first: ContactForSend | null,
+  maxBytes: number,
   unsubscribeUrl: (c: ContactForSend) => string,
 ): BroadcastSendInput {
   const compiled = compileTemplate(b, { name: `broadcast ${b.id}` })
@@ -79,10 +82,10 @@ function dryRunItem(
   }
   for (const contact of first ? [first, PLACEHOLDER] : [PLACEHOLDER]) {
     try {
-      return personalize(b, compiled, contact, unsubscribeUrl(contact))
+      return personalize(b, compiled, contact, unsubscribeUrl(contact), maxBytes)
     } catch (err) {
       if (!isMailerError(err)) throw err
     }
   }
-  return personalize(b, unrendered, PLACEHOLDER, unsubscribeUrl(PLACEHOLDER))
+  return personalize(b, unrendered, PLACEHOLDER, unsubscribeUrl(PLACEHOLDER), Number.POSITIVE_INFINITY)
 }
