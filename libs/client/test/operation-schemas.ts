@@ -70,7 +70,7 @@ export const OPERATION_SCHEMAS = {
   'audiences.listContacts': { query: C.AudienceContactsQuery, response: C.ContactRecord, list: 'page' },
   'audiences.addContacts': { body: C.AudienceContactsBody, response: C.AddedContacts },
   'audiences.removeContacts': { body: C.AudienceContactsBody, response: C.RemovedContacts },
-  'broadcasts.list': { query: C.BroadcastsQuery, response: C.BroadcastRecord, list: 'page' },
+  'broadcasts.list': { query: C.BroadcastsQuery, response: C.BroadcastSummaryRecord, list: 'page' },
   'broadcasts.create': { body: C.CreateBroadcastBody, response: C.BroadcastRecord },
   'broadcasts.get': { response: C.BroadcastRecord },
   'broadcasts.update': { body: C.UpdateBroadcastBody, response: C.BroadcastRecord },

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { mailboxString, subjectString } from './emails.js'
 import { displayName } from './names.js'
 import { pageQuery } from './pagination.js'
+import { MAX_TEMPLATE_PART } from './templates.js'
 
 /** Broadcast statuses (contract.md part 5). */
 export const BROADCAST_STATUSES = ['draft', 'scheduled', 'sending', 'paused', 'sent', 'canceled'] as const
@@ -15,7 +16,10 @@ const subject = subjectString()
   // Rendered subjects are trimmed and a contact whose subject renders empty gets no email, so a
   // blank subject (spaces, control characters) would send the broadcast to no one.
   .refine((s) => /[^\s\p{Cc}]/u.test(s), 'subject cannot be blank')
-const html = z.string().min(1, 'html cannot be empty')
+// Capped as a template's parts are: each contact's email is rendered from them, and an uncapped
+// 3 MB newsletter rendered for a chunk of 100 contacts took a 512 MiB broadcast pod down.
+const html = z.string().min(1, 'html cannot be empty').max(MAX_TEMPLATE_PART)
+const text = z.string().min(1).max(MAX_TEMPLATE_PART)
 
 /** A draft. `subject`, `html` and `text` are Handlebars templates over each contact's variables. */
 export const CreateBroadcastBody = z.strictObject({
@@ -23,7 +27,7 @@ export const CreateBroadcastBody = z.strictObject({
   from: mailbox,
   subject,
   html,
-  text: z.string().min(1).nullable().optional(),
+  text: text.nullable().optional(),
   name: displayName().nullable().optional(),
 })
 export type CreateBroadcastBody = z.infer<typeof CreateBroadcastBody>
@@ -58,6 +62,14 @@ export const BroadcastRecord = z.object({
   updatedAt: z.string(),
 })
 export type BroadcastRecord = z.infer<typeof BroadcastRecord>
+
+/**
+ * A list item: the broadcast without its html and text (GET /v1/broadcasts/:id has them). A page
+ * of 100 broadcasts with their bodies (up to 2 MB each) would outgrow a NATS message, and every
+ * list request would fail.
+ */
+export const BroadcastSummaryRecord = BroadcastRecord.omit({ html: true, text: true })
+export type BroadcastSummaryRecord = z.infer<typeof BroadcastSummaryRecord>
 
 export const DeletedBroadcast = z.object({ id: z.string(), deleted: z.literal(true) })
 

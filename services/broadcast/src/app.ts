@@ -67,6 +67,7 @@ export async function start(env: BroadcastEnv): Promise<Runtime<BroadcastEnv>> {
     chunkSize: env.BROADCAST_CHUNK_SIZE,
     leaseMs,
     resumeMs: env.BROADCAST_RESUME_SECONDS * 1000,
+    maxMessageBytes: env.MAX_MESSAGE_BYTES,
   })
   const loop = startSenderLoop(
     { store, chunks, leases, bus: rt.bus, logger: rt.logger },

@@ -24,6 +24,11 @@ export const broadcastEnv = baseEnv
     BROADCAST_CONCURRENCY: envInt(4, 1, 100),
     /** Wait for the email service to accept one chunk. */
     BROADCAST_SEND_TIMEOUT_MS: envInt(30_000, 1_000, 300_000),
+    /**
+     * The email service's limit on one email's html + text (same setting, same default): a
+     * contact whose email renders larger is skipped before anything is held for its chunk.
+     */
+    MAX_MESSAGE_BYTES: envInt(10 * 1024 * 1024, 1024),
   })
   .superRefine(checkLinksEnv)
 export type BroadcastEnv = z.infer<typeof broadcastEnv>

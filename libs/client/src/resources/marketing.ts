@@ -5,6 +5,7 @@ import type {
   Audience,
   Broadcast,
   BroadcastInput,
+  BroadcastSummary,
   BroadcastsQuery,
   Contact,
   ContactInput,
@@ -123,7 +124,8 @@ export class Audiences {
 
 export class Broadcasts {
   constructor(private readonly s: Scope) {}
-  list(query: BroadcastsQuery = {}, opts?: RequestOptions): Promise<Page<Broadcast>> {
+  /** Items without `html` and `text`: `get` has them. */
+  list(query: BroadcastsQuery = {}, opts?: RequestOptions): Promise<Page<BroadcastSummary>> {
     return this.s.call('broadcasts.list', undefined, { ...opts, query: q(query) })
   }
   /** Creates a draft. */

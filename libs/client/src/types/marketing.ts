@@ -122,6 +122,9 @@ export interface Broadcast {
   updatedAt: string
 }
 
+/** A list item: the broadcast without its html and text (`get` has them). */
+export type BroadcastSummary = Omit<Broadcast, 'html' | 'text'>
+
 export interface BroadcastInput {
   audienceId: string
   from: string

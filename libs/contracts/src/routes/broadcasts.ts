@@ -1,5 +1,6 @@
 import {
   BroadcastRecord,
+  BroadcastSummaryRecord,
   BroadcastsQuery,
   CreateBroadcastBody,
   DeletedBroadcast,
@@ -16,9 +17,9 @@ export const broadcastRoutes = [
     subject: 'api.broadcast.broadcasts.list',
     auth: 'project',
     mirror: true,
-    summary: 'List broadcasts, newest first ({ data, nextCursor }); ?status= filters',
+    summary: 'List broadcasts, newest first, without their bodies ({ data, nextCursor }); ?status= filters',
     query: BroadcastsQuery,
-    response: BroadcastRecord,
+    response: BroadcastSummaryRecord,
   }),
   route({
     method: 'POST',

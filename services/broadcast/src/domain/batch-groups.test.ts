@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { groupsWithin } from './batch-groups.js'
+import { GroupFiller, groupsWithin } from './batch-groups.js'
 
 const item = (n: number, bytes: number) => ({ n, pad: 'x'.repeat(bytes) })
 const jsonBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8')
@@ -31,5 +31,22 @@ describe('groupsWithin', () => {
       [big],
       [item(3, 10)],
     ])
+  })
+})
+
+describe('GroupFiller', () => {
+  it('hands over each group as the item after it arrives, so only one group is held at a time', () => {
+    const filler = new GroupFiller<ReturnType<typeof item>>(600)
+    const items = Array.from({ length: 10 }, (_, i) => item(i, 150))
+    const closed: Array<ReturnType<typeof item>[]> = []
+    for (const it of items) {
+      const full = filler.add(it)
+      if (full) closed.push(full)
+    }
+    const last = filler.take()
+    expect([...closed, last].flat()).toEqual(items)
+    for (const g of [...closed, last]) expect(jsonBytes(g)).toBeLessThanOrEqual(600)
+    expect(closed.length).toBeGreaterThan(1)
+    expect(filler.take()).toEqual([])
   })
 })

@@ -36,6 +36,11 @@ const LIMITS: readonly string[] = ['rate_limited', 'daily_limit_exceeded']
 // skipping them would end the broadcast `sent` having mailed no one more.
 const SENDER_REFUSALS: readonly string[] = ['domain_not_verified', 'invalid_sender']
 
+/** An answer that pauses the broadcast (a limit, a refused sender): the rest of its chunk can wait. */
+export function pausesBroadcast(r: ItemResult): boolean {
+  return 'error' in r && (LIMITS.includes(r.error.code) || SENDER_REFUSALS.includes(r.error.code))
+}
+
 function classify(r: ItemResult): ContactOutcome {
   if (!('error' in r)) return r.idempotent ? 'duplicate' : 'accepted'
   switch (r.error.code) {

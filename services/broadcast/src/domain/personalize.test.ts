@@ -17,6 +17,7 @@ const contact = {
   data: { plan: 'pro', email: 'forged@evil.test' },
 }
 const url = 'https://mail.acme.test/u/abc.def'
+const MAX = 10 * 1024 * 1024
 
 describe('contactVariables', () => {
   it("merges the contact's data under the reserved names", () => {
@@ -34,7 +35,7 @@ describe('personalize', () => {
   const template = compileTemplate(broadcast)
 
   it('renders the content, escapes html, and adds one-click unsubscribe headers, tag and key', () => {
-    const input = personalize(broadcast, template, contact, url)
+    const input = personalize(broadcast, template, contact, url, MAX)
     expect(input).toMatchObject({
       from: broadcast.from,
       to: 'ann@example.com',
@@ -50,13 +51,23 @@ describe('personalize', () => {
 
   it('refuses a contact whose subject renders empty', () => {
     const t = compileTemplate({ ...broadcast, subject: '{{first_name}}' })
-    expect(() => personalize(broadcast, t, { ...contact, firstName: null }, url)).toThrow(/subject/)
+    expect(() => personalize(broadcast, t, { ...contact, firstName: null }, url, MAX)).toThrow(/subject/)
   })
 
   it('refuses a contact whose html and text render empty: a send needs a body', () => {
     const t = compileTemplate({ ...broadcast, html: '{{first_name}}', text: null })
-    expect(() => personalize(broadcast, t, { ...contact, firstName: null }, url)).toThrow(
+    expect(() => personalize(broadcast, t, { ...contact, firstName: null }, url, MAX)).toThrow(
       expect.objectContaining({ code: 'invalid_template_data', param: 'html' }),
     )
+  })
+
+  it('refuses a contact whose html and text together pass the largest email, as the email service would', () => {
+    const t = compileTemplate({ ...broadcast, html: '<p>{{#if big}}é{{/if}}{{first_name}}</p>', text: 'x' })
+    // html "<p>éAnn</p>" is 12 bytes (é is two), text 1.
+    expect(personalize(broadcast, t, { ...contact, data: { big: true } }, url, 13).html).toBe('<p>éAnn</p>')
+    expect(() => personalize(broadcast, t, { ...contact, data: { big: true } }, url, 12)).toThrow(
+      expect.objectContaining({ code: 'payload_too_large', param: 'html' }),
+    )
+    expect(personalize(broadcast, t, contact, url, 12).html).toBe('<p>Ann</p>')
   })
 })

@@ -1,4 +1,4 @@
-import { broadcastEmailKey, fail } from '@mailer/contracts'
+import { broadcastEmailKey, fail, MailerError } from '@mailer/contracts'
 import type { CompiledTemplate } from '@mailer/templating'
 
 /** What a broadcast email is made from. */
@@ -49,13 +49,16 @@ export function contactVariables(c: ContactForSend, unsubscribeUrl: string): Rec
  * One contact's email: rendered content, RFC 8058 one-click unsubscribe headers, the
  * `broadcast_id` tag and the idempotency key that makes a resend after a crash a no-op.
  * Throws the renderer's 400 `invalid_template_data` when the contact's data cannot be rendered,
- * or renders an empty subject, or empty html and text.
+ * or renders an empty subject, or empty html and text; and 400 `payload_too_large` when its html
+ * and text together pass `maxBytes` (MAX_MESSAGE_BYTES, counted as the email service counts it),
+ * which the email service would refuse anyway.
  */
 export function personalize(
   b: BroadcastContent,
   template: CompiledTemplate,
   c: ContactForSend,
   unsubscribeUrl: string,
+  maxBytes: number,
 ): BroadcastSendInput {
   const out = template.render(contactVariables(c, unsubscribeUrl))
   if (!out.subject)
@@ -63,6 +66,14 @@ export function personalize(
   // A send needs a body (html and text cannot both be empty), as a contact needs a subject.
   if (!out.html && !out.text)
     throw fail('invalid_template_data', 'The html and text render empty for this contact', 'html')
+  const bytes = contentBytes(out.html) + contentBytes(out.text)
+  if (bytes > maxBytes) {
+    throw new MailerError(
+      'payload_too_large',
+      `The email renders to ${bytes} bytes for this contact, over the ${maxBytes} an email may have`,
+      { param: 'html', status: 400 },
+    )
+  }
   const input: BroadcastSendInput = {
     from: b.from,
     to: c.email,
@@ -78,3 +89,5 @@ export function personalize(
   if (out.text) input.text = out.text
   return input
 }
+
+const contentBytes = (s: string | null): number => (s ? Buffer.byteLength(s, 'utf8') : 0)

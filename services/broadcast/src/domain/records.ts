@@ -1,4 +1,10 @@
-import type { AudienceRecord, BroadcastRecord, BroadcastStatus, ContactRecord } from '@mailer/contracts'
+import type {
+  AudienceRecord,
+  BroadcastRecord,
+  BroadcastStatus,
+  BroadcastSummaryRecord,
+  ContactRecord,
+} from '@mailer/contracts'
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null)
 
@@ -22,15 +28,14 @@ export interface AudienceRow {
   updatedAt: Date
 }
 
-export interface BroadcastRow {
+/** A broadcast as the list selects it: without its html and text. */
+export interface BroadcastSummaryRow {
   id: string
   projectId: string
   audienceId: string
   name: string | null
   from: string
   subject: string
-  html: string
-  text: string | null
   status: string
   scheduledAt: Date | null
   resumeAt: Date | null
@@ -38,6 +43,11 @@ export interface BroadcastRow {
   completedAt: Date | null
   createdAt: Date
   updatedAt: Date
+}
+
+export interface BroadcastRow extends BroadcastSummaryRow {
+  html: string
+  text: string | null
 }
 
 const asObject = (v: unknown): Record<string, unknown> =>
@@ -67,14 +77,19 @@ export function toAudienceRecord(a: AudienceRow): AudienceRecord {
 }
 
 export function toBroadcastRecord(b: BroadcastRow, counts: Record<string, number>): BroadcastRecord {
+  return { ...toBroadcastSummary(b, counts), html: b.html, text: b.text }
+}
+
+export function toBroadcastSummary(
+  b: BroadcastSummaryRow,
+  counts: Record<string, number>,
+): BroadcastSummaryRecord {
   return {
     id: b.id,
     name: b.name,
     audienceId: b.audienceId,
     from: b.from,
     subject: b.subject,
-    html: b.html,
-    text: b.text,
     status: b.status as BroadcastStatus,
     counts,
     scheduledAt: iso(b.scheduledAt),

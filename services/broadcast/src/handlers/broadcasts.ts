@@ -15,7 +15,12 @@ import type { Db } from '@mailer/db'
 import { checkTemplateSyntax } from '@mailer/templating'
 import type { BroadcastContext } from '../app.js'
 import { notDraft, planSend } from '../domain/broadcast-state.js'
-import { type BroadcastRow, toBroadcastRecord } from '../domain/records.js'
+import {
+  type BroadcastRow,
+  type BroadcastSummaryRow,
+  toBroadcastRecord,
+  toBroadcastSummary,
+} from '../domain/records.js'
 import {
   cancelBroadcast,
   createBroadcast,
@@ -32,15 +37,19 @@ import { checkSendable } from '../infra/send-check.js'
 const MARK_SENT_TRIES = 5
 
 /** Records with their email counts (a draft has no emails, so it costs no query). */
-async function records(db: Db, rows: BroadcastRow[]) {
+async function withCounts<R extends BroadcastSummaryRow, T>(
+  db: Db,
+  rows: R[],
+  toRecord: (row: R, counts: Record<string, number>) => T,
+): Promise<T[]> {
   const counts = await emailCounts(
     db,
     rows.filter((r) => r.status !== 'draft').map((r) => r.id),
   )
-  return rows.map((r) => toBroadcastRecord(r, counts.get(r.id) ?? {}))
+  return rows.map((r) => toRecord(r, counts.get(r.id) ?? {}))
 }
 
-const one = async (db: Db, row: BroadcastRow) => (await records(db, [row]))[0]!
+const one = async (db: Db, row: BroadcastRow) => (await withCounts(db, [row], toBroadcastRecord))[0]!
 
 /** Broadcasts (contract.md part 5): drafts, send or schedule, cancel; the sender loop does the rest. */
 export function serveBroadcasts(ctx: BroadcastContext): void {
@@ -56,7 +65,8 @@ export function serveBroadcasts(ctx: BroadcastContext): void {
       const q = parseQuery(BroadcastsQuery, query)
       const rows = await listBroadcasts(db, requireProject(caller).id, q)
       const more = rows.length > q.limit
-      const data = await records(db, rows.slice(0, q.limit))
+      // Without html and text (docs/api.md): a page of full broadcasts could outgrow a NATS message.
+      const data = await withCounts(db, rows.slice(0, q.limit), toBroadcastSummary)
       const last = data[data.length - 1]
       return {
         data,
@@ -93,7 +103,11 @@ export function serveBroadcasts(ctx: BroadcastContext): void {
         const current = await findBroadcast(db, project.id, params.id ?? '')
         if (current.status !== 'draft') throw notDraft(current.status)
         const plan = planSend(scheduledAt, new Date())
-        await checkSendable({ db, client: ctx.client, links: ctx.links }, caller, current)
+        await checkSendable(
+          { db, client: ctx.client, links: ctx.links, maxMessageBytes: ctx.rt.env.MAX_MESSAGE_BYTES },
+          caller,
+          current,
+        )
         row = await markSent(db, caller, current, plan)
       }
       ctx.rt.logger.info(

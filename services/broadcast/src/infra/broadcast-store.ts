@@ -11,15 +11,17 @@ import {
 import type { Db } from '@mailer/db'
 import { CANCELABLE_STATUSES, notCancelable, notDraft, type SendPlan } from '../domain/broadcast-state.js'
 import type { ContactForSend } from '../domain/personalize.js'
-import type { BroadcastRow } from '../domain/records.js'
+import type { BroadcastRow, BroadcastSummaryRow } from '../domain/records.js'
 import { audienceNotFound } from './audience-store.js'
 
 type Sql = Pick<Db, '$queryRawUnsafe' | '$executeRawUnsafe'>
 
-const COLUMNS = `b.id, b.project_id AS "projectId", b.audience_id AS "audienceId", b.name,
-  b.from_address AS "from", b.subject, b.html, b.text, b.status, b.scheduled_at AS "scheduledAt",
+// A list item's columns: no html or text, which may be 1,000,000 characters each.
+const SUMMARY_COLUMNS = `b.id, b.project_id AS "projectId", b.audience_id AS "audienceId", b.name,
+  b.from_address AS "from", b.subject, b.status, b.scheduled_at AS "scheduledAt",
   b.resume_at AS "resumeAt", b.started_at AS "startedAt", b.completed_at AS "completedAt",
   b.created_at AS "createdAt", b.updated_at AS "updatedAt"`
+const COLUMNS = `${SUMMARY_COLUMNS}, b.html, b.text`
 
 export const broadcastNotFound = (id: string) =>
   fail('broadcast_not_found', noSuch('broadcast', 'id', id, 'broadcast'), 'id')
@@ -71,7 +73,7 @@ export async function listBroadcasts(
   db: Sql,
   projectId: string,
   q: BroadcastsQuery,
-): Promise<BroadcastRow[]> {
+): Promise<BroadcastSummaryRow[]> {
   const params: unknown[] = [projectId, q.limit + 1]
   const where = ['b.project_id = $1']
   if (q.status) {
@@ -83,8 +85,8 @@ export async function listBroadcasts(
     params.push(cursor.createdAt, cursor.id)
     where.push(`(b.created_at, b.id) < ($${params.length - 1}::timestamptz, $${params.length})`)
   }
-  return db.$queryRawUnsafe<BroadcastRow[]>(
-    `SELECT ${COLUMNS} FROM broadcasts b WHERE ${where.join(' AND ')}
+  return db.$queryRawUnsafe<BroadcastSummaryRow[]>(
+    `SELECT ${SUMMARY_COLUMNS} FROM broadcasts b WHERE ${where.join(' AND ')}
      ORDER BY b.created_at DESC, b.id DESC LIMIT $2`,
     ...params,
   )
@@ -97,6 +99,20 @@ async function draftOnly<T>(db: Sql, projectId: string, id: string, rows: T[]): 
   throw notDraft(current.status)
 }
 
+/**
+ * The draft, locked until the transaction ends (a send or delete waits for the change): 404 when
+ * missing, 409 `broadcast_not_draft` when it is no draft.
+ */
+async function lockDraft(tx: Sql, projectId: string, id: string): Promise<void> {
+  const [row] = await tx.$queryRawUnsafe<Array<{ status: string }>>(
+    'SELECT status FROM broadcasts WHERE project_id = $1 AND id = $2 FOR UPDATE',
+    projectId,
+    id,
+  )
+  if (!row) throw broadcastNotFound(id)
+  if (row.status !== 'draft') throw notDraft(row.status)
+}
+
 export async function updateDraft(
   db: Db,
   projectId: string,
@@ -104,6 +120,9 @@ export async function updateDraft(
   patch: UpdateBroadcastBody,
 ): Promise<BroadcastRow> {
   return db.$transaction(async (tx) => {
+    // The draft first: a PATCH of a broadcast that is no draft is 409 whatever its body names (an
+    // unknown audienceId answered 404 audience_not_found before the state was looked at).
+    await lockDraft(tx, projectId, id)
     if (patch.audienceId !== undefined) await lockAudience(tx, projectId, patch.audienceId)
     const sets = ['updated_at = now()']
     const params: unknown[] = [projectId, id]

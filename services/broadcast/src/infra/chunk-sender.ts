@@ -1,13 +1,14 @@
-import { isMailerError } from '@mailer/contracts'
+import { type Caller, isMailerError } from '@mailer/contracts'
 import type { LeaseKeeper } from '@mailer/db'
 import type { Links } from '@mailer/links'
 import type { Logger } from '@mailer/observability'
 import { type CompiledTemplate, compileTemplate } from '@mailer/templating'
-import { type ChunkEntry, settleChunk } from '../domain/chunk-outcome.js'
+import { GroupFiller } from '../domain/batch-groups.js'
+import { type ChunkEntry, type ItemResult, pausesBroadcast, settleChunk } from '../domain/chunk-outcome.js'
 import { type BroadcastSendInput, personalize } from '../domain/personalize.js'
 import type { EmailClient } from './email-client.js'
 import type { BroadcastMetrics } from './metrics.js'
-import type { ClaimedBroadcast, SenderStore } from './sender-store.js'
+import type { AudienceContact, ClaimedBroadcast, SenderStore } from './sender-store.js'
 
 /** What one step of a claimed broadcast ended in; only `continue` keeps the lease. */
 export type Step = 'continue' | 'sent' | 'paused' | 'waiting' | 'lost'
@@ -23,6 +24,8 @@ export interface ChunkSenderDeps {
   chunkSize: number
   leaseMs: number
   resumeMs: number
+  /** MAX_MESSAGE_BYTES: a contact whose email renders larger is skipped (`render_failed`). */
+  maxMessageBytes: number
 }
 
 // Compiled broadcasts, by id: their content cannot change once sent, so entries never go stale.
@@ -69,25 +72,8 @@ export class ChunkSender {
     if (contacts.length === 0) return this.finish(b, b.cursor, true)
 
     const end = this.d.metrics.chunkSeconds.startTimer()
-    const template = this.compiled(b)
-    const entries: ChunkEntry[] = []
-    const items: BroadcastSendInput[] = []
-    for (const c of contacts) {
-      if (c.unsubscribed) {
-        entries.push({ contactId: c.id, skipped: 'unsubscribed' })
-        continue
-      }
-      try {
-        items.push(personalize(b, template, c, this.d.links.unsubscribeUrl(b.projectId, c.id)))
-        entries.push({ contactId: c.id, item: items.length - 1 })
-      } catch (err) {
-        if (!isMailerError(err)) throw err
-        log.warn({ contactId: c.id, err: err.message }, 'contact skipped: its data does not render')
-        entries.push({ contactId: c.id, skipped: 'render_failed' })
-      }
-    }
     const caller = client.callerFor(b, project, requestId)
-    const results = items.length > 0 ? await client.sendBatch(caller, items) : []
+    const { entries, results } = await this.renderAndSend(b, contacts, caller, log)
     const settled = settleChunk(b.cursor, entries, results)
     for (const [outcome, n] of Object.entries(settled.tally)) this.d.metrics.emails.inc({ outcome }, n)
 
@@ -102,6 +88,62 @@ export class ChunkSender {
     end({ outcome: 'ok' })
     // Fewer contacts than asked for: that was the end of the audience.
     return this.finish(b, settled.cursor, contacts.length < size)
+  }
+
+  /**
+   * Renders the chunk's contacts one at a time and hands them over in groups that each fit one
+   * batch request, a group as soon as the next email does not fit in it. So at most one group
+   * (under NATS's max_payload less the envelope) and the email that closed it are held at once,
+   * each email at most MAX_MESSAGE_BYTES of content (a larger one is skipped as `render_failed`,
+   * as the email service would refuse it), rather than the whole chunk: a 3 MB newsletter rendered
+   * for 100 contacts was about 1 GB of heap, and the pod that died of it claimed the same
+   * broadcast again at restart. Each group's send yields the event loop. An answer that pauses
+   * the broadcast (a limit, a refused sender) ends the chunk there: the contacts after it are
+   * tried again when it resumes anyway.
+   */
+  private async renderAndSend(
+    b: ClaimedBroadcast,
+    contacts: AudienceContact[],
+    caller: Caller,
+    log: Logger,
+  ): Promise<{ entries: ChunkEntry[]; results: ItemResult[] }> {
+    const template = this.compiled(b)
+    const entries: ChunkEntry[] = []
+    const results: ItemResult[] = []
+    const groups = new GroupFiller<BroadcastSendInput>(this.d.client.groupBytes)
+    let items = 0
+    /** Sends a group; true when its answers pause the broadcast. */
+    const send = async (group: BroadcastSendInput[]): Promise<boolean> => {
+      if (group.length === 0) return false
+      const answers = await this.d.client.sendGroup(caller, group)
+      results.push(...answers)
+      return answers.some(pausesBroadcast)
+    }
+    for (const c of contacts) {
+      if (c.unsubscribed) {
+        entries.push({ contactId: c.id, skipped: 'unsubscribed' })
+        continue
+      }
+      let item: BroadcastSendInput
+      try {
+        const url = this.d.links.unsubscribeUrl(b.projectId, c.id)
+        item = personalize(b, template, c, url, this.d.maxMessageBytes)
+      } catch (err) {
+        if (!isMailerError(err)) throw err
+        log.warn(
+          { contactId: c.id, code: err.code, err: err.message },
+          'contact skipped: its email does not render',
+        )
+        entries.push({ contactId: c.id, skipped: 'render_failed' })
+        continue
+      }
+      entries.push({ contactId: c.id, item: items++ })
+      const full = groups.add(item)
+      // The email just added has no answer then; settleChunk passes over it after the pause.
+      if (full && (await send(full))) return { entries, results }
+    }
+    await send(groups.take())
+    return { entries, results }
   }
 
   /** The store's writes of `b`, each once `b` is out of the lease keeper. */

@@ -66,10 +66,15 @@ export class EmailClient {
     }
   }
 
+  /** The most JSON a group of items may take to fit one batch request (NATS's max_payload less the envelope). */
+  get groupBytes(): number {
+    return this.bus.maxPayload - ENVELOPE_BYTES
+  }
+
   /**
-   * One chunk of up to 100 emails; one result or error per item, in order. The chunk goes over as
-   * as few batch requests as NATS's max_payload allows (large newsletters outgrow one message);
-   * an email too large for any message is that item's 400 `payload_too_large`.
+   * Emails already rendered (the send check's one); one result or error per item, in order. They
+   * go over as as few batch requests as NATS's max_payload allows; the chunk sender fills its
+   * groups itself as it renders (GroupFiller, `groupBytes`) and sends each with `sendGroup`.
    */
   async sendBatch(
     caller: Caller,
@@ -77,16 +82,20 @@ export class EmailClient {
     opts: { dryRun?: boolean } = {},
   ): Promise<ItemResult[]> {
     const out: ItemResult[] = []
-    for (const group of groupsWithin(items, this.bus.maxPayload - ENVELOPE_BYTES)) {
+    for (const group of groupsWithin(items, this.groupBytes)) {
       out.push(...(await this.sendGroup(caller, group, opts)))
     }
     return out
   }
 
-  private async sendGroup(
+  /**
+   * One batch request of items that fit it (`groupBytes`); one result or error per item, in order.
+   * An email too large for any message is that item's 400 `payload_too_large`.
+   */
+  async sendGroup(
     caller: Caller,
     items: BroadcastSendInput[],
-    opts: { dryRun?: boolean },
+    opts: { dryRun?: boolean } = {},
   ): Promise<ItemResult[]> {
     const message: RouteRequest = {
       caller,

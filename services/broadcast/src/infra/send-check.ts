@@ -1,8 +1,8 @@
 import { type Caller, isMailerError, MailerError, requireProject } from '@mailer/contracts'
 import type { Db } from '@mailer/db'
 import type { Links } from '@mailer/links'
-import { compileTemplate } from '@mailer/templating'
-import { type ContactForSend, personalize } from '../domain/personalize.js'
+import { type CompiledTemplate, compileTemplate } from '@mailer/templating'
+import { type BroadcastSendInput, type ContactForSend, personalize } from '../domain/personalize.js'
 import type { BroadcastRow } from '../domain/records.js'
 import { firstAudienceContact } from './broadcast-store.js'
 import type { EmailClient } from './email-client.js'
@@ -28,27 +28,17 @@ const PLACEHOLDER: ContactForSend = {
  * Before a draft is sent, the email service validates one real email of it without storing
  * anything (`?dryRun=true`): a sender outside the project's verified domains (403
  * `invalid_sender`, param `from`) or anything else its checks refuse fails the send request
- * instead of every contact's email. Render problems of one contact's data do not count.
+ * instead of every contact's email. Render problems of one contact's data do not count, but
+ * they never skip the check either (see dryRunItem).
  */
 export async function checkSendable(
-  deps: { db: Db; client: EmailClient; links: Links },
+  deps: { db: Db; client: EmailClient; links: Links; maxMessageBytes: number },
   caller: Caller,
   b: BroadcastRow,
 ): Promise<void> {
   const project = requireProject(caller)
-  const contact = (await firstAudienceContact(deps.db, project.id, b.audienceId)) ?? PLACEHOLDER
-  let item: ReturnType<typeof personalize>
-  try {
-    item = personalize(
-      b,
-      compileTemplate(b, { name: `broadcast ${b.id}` }),
-      contact,
-      deps.links.unsubscribeUrl(project.id, contact.id),
-    )
-  } catch (err) {
-    if (isMailerError(err)) return
-    throw err
-  }
+  const first = await firstAudienceContact(deps.db, project.id, b.audienceId)
+  const item = dryRunItem(b, first, deps.maxMessageBytes, (c) => deps.links.unsubscribeUrl(project.id, c.id))
   const sender = {
     apiKeyId: caller.via === 'api' ? caller.apiKeyId : null,
     mode: caller.mode,
@@ -68,4 +58,34 @@ export async function checkSendable(
       e.param === undefined ? {} : { param: e.param },
     )
   }
+}
+
+/**
+ * The email the dry run validates: the audience's first contact's; when its data does not render
+ * (or the audience is empty) the placeholder contact's; when that does not render either (a
+ * subject of `{{headline}}` renders empty without one) the template as written, unrendered. A
+ * contact whose email renders over MAX_MESSAGE_BYTES counts as one that does not render (the
+ * sender skips it too); content too large as written is left to the email service to refuse. What
+ * every email shares (`from` above all) is checked whatever the contacts' data: a first contact
+ * that did not render used to skip the check, and a draft with an unverified `from` was accepted,
+ * then paused on invalid_sender at every run.
+ */
+function dryRunItem(
+  b: BroadcastRow,
+  first: ContactForSend | null,
+  maxBytes: number,
+  unsubscribeUrl: (c: ContactForSend) => string,
+): BroadcastSendInput {
+  const compiled = compileTemplate(b, { name: `broadcast ${b.id}` })
+  const unrendered: CompiledTemplate = {
+    render: () => ({ subject: b.subject, html: b.html, text: b.text }),
+  }
+  for (const contact of first ? [first, PLACEHOLDER] : [PLACEHOLDER]) {
+    try {
+      return personalize(b, compiled, contact, unsubscribeUrl(contact), maxBytes)
+    } catch (err) {
+      if (!isMailerError(err)) throw err
+    }
+  }
+  return personalize(b, unrendered, PLACEHOLDER, unsubscribeUrl(PLACEHOLDER), Number.POSITIVE_INFINITY)
 }

@@ -82,15 +82,22 @@ export class SenderStore {
     return bs.map((_, i) => tokens.get(i + 1) ?? null)
   }
 
-  /** The next contacts of the audience after the cursor, in contact id order (a stable walk). */
+  /**
+   * The next contacts of the audience after the cursor, in contact id order (a stable walk); none
+   * once the broadcast is no longer `sending`. A cancel is seen by the lease only at its next
+   * renewal (a third of a lease later), so the chunk read after a cancel committed would still
+   * have been sent: fenced here, it reads nothing, and the step's advance (fenced the same way)
+   * finds the broadcast lost.
+   */
   async nextContacts(b: ClaimedBroadcast, limit: number): Promise<AudienceContact[]> {
-    const after = b.cursor === null ? '' : 'AND m.contact_id > $4'
+    const after = b.cursor === null ? '' : 'AND m.contact_id > $5'
     return this.db.$queryRawUnsafe<AudienceContact[]>(
       `SELECT c.id, c.email, c.first_name AS "firstName", c.last_name AS "lastName", c.unsubscribed, c.data
        FROM audience_members m JOIN contacts c ON c.id = m.contact_id
        WHERE m.audience_id = $1 AND c.project_id = $2 ${after}
+         AND EXISTS (SELECT 1 FROM broadcasts WHERE id = $4 AND status = 'sending')
        ORDER BY m.contact_id LIMIT $3`,
-      ...[b.audienceId, b.projectId, limit, ...(b.cursor === null ? [] : [b.cursor])],
+      ...[b.audienceId, b.projectId, limit, b.id, ...(b.cursor === null ? [] : [b.cursor])],
     )
   }
 

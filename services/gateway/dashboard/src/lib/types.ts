@@ -24,6 +24,7 @@ export type {
   Audience,
   Broadcast,
   BroadcastStatus,
+  BroadcastSummary,
   Contact,
   RenderedTemplate,
   Template,

@@ -6,12 +6,10 @@ import { AsyncView, FormError } from '../components/states.js'
 import { Badge, Details, Field, Page, Section } from '../components/ui.js'
 import { api, paths } from '../lib/api.js'
 import { formatCount, formatDate, localToIso } from '../lib/format.js'
+import { progressOf, progressText } from '../lib/progress.js'
 import { Link, navigate, withQuery } from '../lib/router.js'
 import type { Audience, Broadcast } from '../lib/types.js'
 import { useAction, useResource } from '../lib/use-resource.js'
-
-const DONE = ['delivered', 'sent']
-const FAILED = ['bounced', 'complained', 'rejected', 'failed', 'canceled']
 
 /** Emails of a broadcast by outcome, as a bar and in words (the words carry the meaning). */
 export function Progress({
@@ -23,14 +21,11 @@ export function Progress({
   target?: number
   compact?: boolean
 }) {
-  const sum = (keys: string[]) => keys.reduce((n, k) => n + (counts[k] ?? 0), 0)
-  const made = Object.values(counts).reduce((a, b) => a + b, 0)
-  const done = sum(DONE)
-  const failed = sum(FAILED)
-  const waiting = made - done - failed
+  const progress = progressOf(counts)
+  const { made, done, failed, waiting } = progress
   const total = Math.max(target ?? 0, made, 1)
   const pct = (n: number) => `${(100 * n) / total}%`
-  const text = `${formatCount(done)} sent, ${formatCount(waiting)} in progress, ${formatCount(failed)} failed or skipped${target ? ` of ${formatCount(target)} contacts` : ''}`
+  const text = progressText(progress, target)
   return (
     <div className={compact ? 'progress compact' : 'progress'}>
       <div

@@ -4,7 +4,7 @@ import { Badge, Field, LoadMore, Page, Section, Table } from '../components/ui.j
 import { api, paths } from '../lib/api.js'
 import { relative } from '../lib/format.js'
 import { Link, navigate } from '../lib/router.js'
-import type { Audience, Broadcast, Page as ListPage } from '../lib/types.js'
+import type { Audience, Broadcast, BroadcastSummary, Page as ListPage } from '../lib/types.js'
 import { useAllPages, usePagedList } from '../lib/use-pages.js'
 import { useAction } from '../lib/use-resource.js'
 import { Progress } from './broadcast.js'
@@ -111,7 +111,7 @@ export function BroadcastsPage({ params }: { params: Record<string, string> }) {
   )
   // Polled so that running broadcasts show their progress.
   const list = usePagedList(
-    (cursor) => api.get<ListPage<Broadcast>>(paths.mirror(slug, 'broadcasts'), { limit: 50, cursor }),
+    (cursor) => api.get<ListPage<BroadcastSummary>>(paths.mirror(slug, 'broadcasts'), { limit: 50, cursor }),
     [slug],
     4000,
   )
