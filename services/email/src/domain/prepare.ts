@@ -6,6 +6,7 @@ import { parseSendInput, requestHash } from './input.js'
 import { collectRecipients, type ProjectDomains, type Recipient, resolveSender } from './recipients.js'
 import { checkSchedule } from './schedule.js'
 import type { TemplateRenderer } from './template.js'
+import { trackingOf } from './tracked-size.js'
 
 /** What the checks of one send need to know about the call. */
 export interface SendContext {
@@ -15,6 +16,8 @@ export interface SendContext {
   live: boolean
   now: Date
   maxMessageBytes: number
+  /** PUBLIC_URL, the base of the tracking links the dispatcher writes into tracked emails. */
+  publicUrl: string
   templates: TemplateRenderer
 }
 
@@ -87,7 +90,13 @@ export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<Pre
   if (!subject) throw fail('invalid_body', 'subject is required (1-998 characters)', 'subject')
 
   const attachments = checkAttachments(input.attachments)
-  checkSize(html, text, attachments, ctx.maxMessageBytes)
+  checkSize(
+    html,
+    text,
+    attachments,
+    ctx.maxMessageBytes,
+    html === null ? undefined : trackingOf(html, input, ctx.publicUrl),
+  )
   const scheduledAt = checkSchedule(input.scheduledAt, ctx.now)
   // Hashing the canonical input was ~3 % of the email service's CPU in a batch without keys.
   let hash: string | undefined

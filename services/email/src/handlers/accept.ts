@@ -150,6 +150,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
       live,
       now,
       maxMessageBytes: env.MAX_MESSAGE_BYTES,
+      publicUrl: env.PUBLIC_URL,
       templates: ctx.templates,
     }
 
