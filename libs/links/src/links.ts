@@ -1,4 +1,4 @@
-import { type LinkKind, type LinkToken, TokenSigner } from './token.js'
+import { type LinkKind, type LinkToken, signedLength, TokenSigner } from './token.js'
 
 /** Paths of the public routes the gateway serves (no API key). */
 export const LINK_PATHS = {
@@ -54,3 +54,13 @@ export class Links {
     return url === this.publicUrl || url.startsWith(`${this.publicUrl}/`)
   }
 }
+
+/** Links.isOwnUrl for `publicUrl` (no trailing slash), where there is no Links (no secret). */
+export const ownUrlOf =
+  (publicUrl: string) =>
+  (url: string): boolean =>
+    url === publicUrl || url.startsWith(`${publicUrl}/`)
+
+/** The length of `Links.url(token)` (ASCII) for `publicUrl` (no trailing slash), without signing it. */
+export const linkUrlLength = (publicUrl: string, token: LinkToken): number =>
+  publicUrl.length + LINK_PATHS[token.kind].length + signedLength(token)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Links } from './links.js'
+import { Links, linkUrlLength } from './links.js'
 import { TokenSigner } from './token.js'
 
 const signer = new TokenSigner('s'.repeat(32))
@@ -57,5 +57,19 @@ describe('Links', () => {
   it('knows its own URLs', () => {
     expect(links.isOwnUrl('https://mail.example.com/u/abc')).toBe(true)
     expect(links.isOwnUrl('https://mail.example.com.evil.io/u/abc')).toBe(false)
+  })
+})
+
+describe('linkUrlLength', () => {
+  it('is the length of the link Links makes, without the secret', () => {
+    const links = new Links({ publicUrl: 'https://mail.example.com/', secret: 's'.repeat(32) })
+    for (const t of [
+      { kind: 'open', emailId: 'email_01KTOKENLENGTH0000000000' },
+      { kind: 'click', emailId: 'email_01KTOKENLENGTH0000000000', url: 'https://x.example/ä?b="c"' },
+      { kind: 'click', emailId: 'e', url: 'https://x.example/' },
+      { kind: 'unsubscribe', projectId: 'proj_1', contactId: 'ct_12' },
+    ] as const) {
+      expect(linkUrlLength('https://mail.example.com', t)).toBe(links.url(t).length)
+    }
   })
 })

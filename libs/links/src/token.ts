@@ -49,6 +49,16 @@ function fromWire(w: Wire): LinkToken {
   }
 }
 
+/** Characters of base64url (unpadded) for `n` bytes. */
+const base64urlLength = (n: number): number => Math.ceil((n * 4) / 3)
+
+/** The length of `sign(token)`, without the secret: payload, dot, signature. */
+export function signedLength(token: LinkToken): number {
+  return (
+    base64urlLength(Buffer.byteLength(JSON.stringify(toWire(token)), 'utf8')) + 1 + base64urlLength(SIG_BYTES)
+  )
+}
+
 /** Signs and verifies link tokens: `base64url(payload).base64url(hmac)`. */
 export class TokenSigner {
   private readonly key: Buffer

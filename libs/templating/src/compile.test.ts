@@ -223,3 +223,69 @@ describe('bounded rendering', () => {
     expect(e.message).toContain('longer than')
   })
 })
+
+describe('renders bounded by the size limit (RenderLimits)', () => {
+  const kb = `<p>${'x'.repeat(1016)}</p>\n` // 1,024 characters
+  const limits = { maxBytes: 10 * 1024 }
+
+  it('stops an #each as soon as the output passes the limit: 400 payload_too_large, param the part', () => {
+    // Each iteration reads `tick` once: how many were rendered before the render was refused.
+    let ticks = 0
+    const data = {
+      rows: Array.from({ length: 1000 }, (_, i) => i),
+      get tick() {
+        ticks++
+        return ''
+      },
+    }
+    const t = compileTemplate({ subject: 'Hi', html: `{{#each rows}}{{@root.tick}}${kb}{{/each}}` })
+    const e = errorOf(() => t.render(data, limits))
+    expect(e).toMatchObject({ code: 'payload_too_large', status: 400, param: 'html' })
+    expect(e.message).toContain(`larger than ${limits.maxBytes} bytes`)
+    // 1 KB per iteration: refused at the 11th, not after rendering the 1,000.
+    expect(ticks).toBe(11)
+    // Without limits, the same render runs to the end, as before.
+    ticks = 0
+    expect(t.render(data).html).toHaveLength(1000 * kb.length)
+    expect(ticks).toBe(1000)
+  })
+
+  it('counts nested iterations once: output of exactly the limit renders', () => {
+    const t = compileTemplate({ html: '{{#each a}}{{#each @root.b}}xx{{/each}}y{{/each}}' })
+    const a = Array.from({ length: 10 }, () => 0)
+    const b = Array.from({ length: 50 }, () => 0)
+    // 10 × (50 × 2 + 1) = 1,010 characters.
+    expect(t.render({ a, b }, { maxBytes: 1010 }).html).toHaveLength(1010)
+    expect(errorOf(() => t.render({ a, b }, { maxBytes: 1009 }))).toMatchObject({
+      code: 'payload_too_large',
+      param: 'html',
+    })
+  })
+
+  it('gives the text what the html left, and never derives text from an html over the limit in bytes', () => {
+    const both = compileTemplate({ html: '{{h}}', text: '{{t}}' })
+    expect(both.render({ h: 'a'.repeat(600), t: 'b'.repeat(400) }, { maxBytes: 1000 }).text).toHaveLength(400)
+    expect(
+      errorOf(() => both.render({ h: 'a'.repeat(600), t: 'b'.repeat(401) }, { maxBytes: 1000 })),
+    ).toMatchObject({ code: 'payload_too_large', param: 'text' })
+    // 400 characters, 1,200 bytes of UTF-8: over a 1,000-byte limit before any text is derived.
+    const wide = compileTemplate({ html: '<p>{{h}}</p>' })
+    expect(errorOf(() => wide.render({ h: '€'.repeat(400) }, { maxBytes: 1000 }))).toMatchObject({
+      code: 'payload_too_large',
+      param: 'html',
+    })
+    expect(wide.render({ h: '€'.repeat(300) }, { maxBytes: 1000 }).text).toBe('€'.repeat(300))
+  })
+
+  it('refuses a value referenced past the limit without #each, and a render error stays invalid_template_data', () => {
+    const e = errorOf(() => renderTemplate({ html: '{{{b}}}{{{b}}}' }, { b: 'y'.repeat(6000) }, { limits }))
+    expect(e).toMatchObject({ code: 'payload_too_large', param: 'html' })
+    // Loops that write nothing: the iteration limit, not the size, refuses them.
+    const nested =
+      '{{#each a}}{{#each @root.a}}{{#each @root.a}}{{#each @root.a}}{{/each}}{{/each}}{{/each}}{{/each}}'
+    const loops = errorOf(() =>
+      renderTemplate({ html: nested }, { a: Array.from({ length: 60 }, (_, i) => i) }, { limits }),
+    )
+    expect(loops).toMatchObject({ code: 'invalid_template_data', param: 'data' })
+  })
+})

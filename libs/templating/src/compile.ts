@@ -1,4 +1,4 @@
-import { fail, truncate, withoutControls } from '@mailer/contracts'
+import { fail, MailerError, truncate, withoutControls } from '@mailer/contracts'
 import Handlebars from 'handlebars'
 import { inScope, type RenderScope } from './access-warnings.js'
 import { htmlToText } from './html-to-text.js'
@@ -19,9 +19,22 @@ hb.registerHelper('log', () => '')
 export const MAX_RENDER_ITERATIONS = 100_000
 /**
  * A rendered part longer than this fails instead of being turned into text (a few references to
- * a large value reach hundreds of MB cheaply); no email the bus can carry comes near it.
+ * a large value reach hundreds of MB cheaply), when the caller gives no RenderLimits.
  */
 export const MAX_RENDERED_CHARS = 32 * 1024 * 1024
+
+/** What a render may produce, from the caller's own limit. */
+export interface RenderLimits {
+  /**
+   * The most UTF-8 bytes html and text may have together (a send's MAX_MESSAGE_BYTES). A render
+   * stops as soon as its output passes it, and the html's size is checked before any text is
+   * derived from it: past it the render is 400 `payload_too_large` with `param` the part, as the
+   * send's size check would answer, without the work of producing the rest (`#each` over a
+   * megabyte of static html repeated 32 times took a second per email, most of it deriving text
+   * from html the size check then refused).
+   */
+  maxBytes: number
+}
 
 /**
  * Mustaches (`{{`) one part may hold. Handlebars parses and compiles a part at about 100 µs per
@@ -40,9 +53,18 @@ function mustaches(s: string): number {
 }
 
 class RenderLimit extends Error {}
+/** The part being rendered grew past the characters it may have. */
+class OutputLimit extends Error {}
 
-// Renders are synchronous, so one counter serves the render in progress (reset by each render).
+// Renders are synchronous, so these serve the render in progress (reset by each render and part).
 let iterationsLeft = MAX_RENDER_ITERATIONS
+/** Characters the part being rendered may have. */
+let outputBudget = MAX_RENDERED_CHARS
+/**
+ * Characters the `#each` iterations of the part have produced so far, each counted once: an
+ * iteration's output replaces what its nested iterations added, as it holds theirs.
+ */
+let produced = 0
 const builtinEach = hb.helpers.each as Handlebars.HelperDelegate
 hb.registerHelper('each', function (this: unknown, context: unknown, options: Handlebars.HelperOptions) {
   const fn = options.fn
@@ -50,7 +72,12 @@ hb.registerHelper('each', function (this: unknown, context: unknown, options: Ha
     if (--iterationsLeft < 0) {
       throw new RenderLimit(`#each would repeat more than ${MAX_RENDER_ITERATIONS} times with this data`)
     }
-    return fn(ctx, opts)
+    const before = produced
+    const out = fn(ctx, opts)
+    produced = before + out.length
+    // A lower bound of the part's length: stopping here never refuses a part that would fit.
+    if (produced > outputBudget) throw new OutputLimit()
+    return out
   }
   return builtinEach.call(this, context, { ...options, fn: counted as Handlebars.TemplateDelegate })
 })
@@ -111,8 +138,11 @@ export function checkTemplateSyntax(src: TemplateSource, paramPrefix = ''): void
 }
 
 export interface CompiledTemplate {
-  /** Renders with `data`; a runtime failure is 400 `invalid_template_data` (param `data`). */
-  render(data: Record<string, unknown>): RenderedContent
+  /**
+   * Renders with `data`; a runtime failure is 400 `invalid_template_data` (param `data`), and so
+   * is a part over MAX_RENDERED_CHARS without `limits`; with them, see RenderLimits.
+   */
+  render(data: Record<string, unknown>, limits?: RenderLimits): RenderedContent
 }
 
 type Fn = (data: unknown) => string
@@ -132,42 +162,76 @@ export function compileTemplate(src: TemplateSource, options: { name?: string } 
   const text = compile(src.text, true)
 
   return {
-    render(data) {
+    render(data, limits) {
       iterationsLeft = MAX_RENDER_ITERATIONS
+      // Characters never outnumber UTF-8 bytes, so a part past `maxBytes` characters is too large.
+      const max = limits ? limits.maxBytes : MAX_RENDERED_CHARS
+      let field: TemplateField = 'subject'
+      const part = (fn: Fn, f: TemplateField, budget: number): string => {
+        field = f
+        outputBudget = budget
+        produced = 0
+        const out = fn(data)
+        if (out.length > budget) throw new OutputLimit()
+        return out
+      }
       try {
         return inScope(scope, () => {
-          const renderedHtml = bounded(html ? html(data) : null, 'html')
+          const renderedSubject = subject ? part(subject, 'subject', max) : null
+          const renderedHtml = html ? part(html, 'html', max) : null
+          // With limits, html and text share them: the text may have what the html left.
+          const textBudget = limits && renderedHtml !== null ? max - renderedHtml.length : max
           return {
-            subject: subject ? cleanSubject(bounded(subject(data), 'subject')) : null,
+            subject: renderedSubject === null ? null : cleanSubject(renderedSubject),
             html: renderedHtml,
             text: text
-              ? bounded(text(data), 'text')
+              ? part(text, 'text', textBudget)
               : renderedHtml !== null
-                ? htmlToText(renderedHtml)
+                ? derivedText(renderedHtml, limits)
                 : null,
           }
         })
       } catch (e) {
+        // A string past V8's limit (~512 Mi characters) is output too large as well.
+        if (e instanceof OutputLimit || (e instanceof RangeError && /string length/i.test(e.message))) {
+          if (limits) throw tooLarge(field, limits.maxBytes)
+          throw fail(
+            'invalid_template_data',
+            `The template could not be rendered: the rendered ${field} is longer than ${MAX_RENDERED_CHARS} characters`,
+            'data',
+          )
+        }
         throw fail('invalid_template_data', `The template could not be rendered: ${oneLine(e)}`, 'data')
       }
     },
   }
 }
 
-function bounded<T extends string | null>(out: T, field: TemplateField): T {
-  if (out !== null && out.length > MAX_RENDERED_CHARS) {
-    throw new RenderLimit(`the rendered ${field} is longer than ${MAX_RENDERED_CHARS} characters`)
-  }
-  return out
+/**
+ * Text derived from the rendered html, once the html is known to fit the limits: deriving takes
+ * about 0.1 s per MB. Only an html over a third of the limit in characters can be over it in
+ * bytes (3 bytes per UTF-16 unit at most), so smaller ones are not measured.
+ */
+function derivedText(html: string, limits: RenderLimits | undefined): string {
+  if (limits && html.length * 3 > limits.maxBytes && Buffer.byteLength(html, 'utf8') > limits.maxBytes)
+    throw new OutputLimit()
+  return htmlToText(html)
 }
+
+const tooLarge = (field: TemplateField, maxBytes: number): MailerError =>
+  new MailerError(
+    'payload_too_large',
+    `The email's content is larger than ${maxBytes} bytes: the template's ${field} renders past it with this data`,
+    { param: field, status: 400 },
+  )
 
 /** Renders once (previews, one-off sends); prefer compileTemplate for repeated renders. */
 export function renderTemplate(
   src: TemplateSource,
   data: Record<string, unknown>,
-  options: { name?: string } = {},
+  options: { name?: string; limits?: RenderLimits } = {},
 ): RenderedContent {
-  return compileTemplate(src, options).render(data)
+  return compileTemplate(src, options).render(data, options.limits)
 }
 
 /**

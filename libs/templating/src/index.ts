@@ -5,6 +5,7 @@ export {
   checkTemplateSyntax,
   compileTemplate,
   type RenderedContent,
+  type RenderLimits,
   renderTemplate,
   type TemplateField,
   type TemplateSource,

@@ -1,4 +1,5 @@
 import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
+import { linksEnvFields } from '@mailer/links'
 import { z } from 'zod'
 import { dnsEnvFields } from './infra/dns-env.js'
 
@@ -21,8 +22,13 @@ export const emailEnv = baseEnv.extend({
   EMAIL_RETENTION_DAYS: envInt(0, 0, 3650),
   /** How often the emails past EMAIL_RETENTION_DAYS are deleted. */
   EMAIL_PRUNE_INTERVAL_SECONDS: envInt(3600, 1, 86_400),
-  /** html + text + decoded attachments of one email, at most. */
+  /** html + text + decoded attachments of one email, at most (with its tracking links). */
   MAX_MESSAGE_BYTES: envInt(10 * 1024 * 1024, 1024),
+  /**
+   * The dispatcher's PUBLIC_URL: the size limit counts the tracking links it writes into tracked
+   * emails, which start with it (the tracking secret is not needed to know their length).
+   */
+  PUBLIC_URL: linksEnvFields.PUBLIC_URL,
   /** Upper bound on how long a project's sender domains are served from memory if an invalidation is lost. */
   DOMAIN_CACHE_TTL_SECONDS: envInt(30, 1, 3600),
   /** Upper bound on how long a compiled template is served from memory if an invalidation is lost. */

@@ -70,7 +70,8 @@ export const templateRoutes = [
     subject: 'api.email.templates.versions',
     auth: 'project',
     mirror: true,
-    summary: 'Every version of a template, newest first ({ data, nextCursor })',
+    summary:
+      'Every version of a template, newest first ({ data, nextCursor }); a page holds no more than one NATS message carries',
     query: TemplateVersionsQuery,
     response: TemplateVersionRecord,
   }),
@@ -90,7 +91,8 @@ export const templateRoutes = [
     subject: 'api.email.templates.render',
     auth: 'project',
     mirror: true,
-    summary: 'Render the current version with { data } (variables fall back to their examples)',
+    summary:
+      'Render the current version with { data } (variables fall back to their examples); 400 payload_too_large past MAX_MESSAGE_BYTES or NATS max_payload',
     body: RenderTemplateBody,
     response: RenderedTemplateRecord,
   }),

@@ -1,4 +1,4 @@
-import { Links } from '@mailer/links'
+import { Links, MAX_TRACKED_LINKS, trackingGrowth } from '@mailer/links'
 import { describe, expect, it } from 'vitest'
 import type { ClaimedEmail } from './claimed-email.js'
 import { transformHtml } from './transform-html.js'
@@ -94,5 +94,49 @@ describe('transformHtml', () => {
     expect(out).toMatch(
       /^<body><p>İstanbul, İzmir<\/p><img src="https:\/\/mail\.example\.com\/t\/o\/[^"]+"[^>]*\/><\/BODY>$/,
     )
+  })
+})
+
+describe('bounded click tracking', () => {
+  const many = (n: number) => Array.from({ length: n }, (_, i) => `<a href=https://s.io/${i}>x</a>`).join('')
+
+  it(`wraps the first ${MAX_TRACKED_LINKS} links of an email and leaves the rest as they are`, () => {
+    // Every wrapped link is an HMAC and ~80 bytes more: 9 MB of such links became 48 MB.
+    const html = many(MAX_TRACKED_LINKS + 50)
+    const out = transformHtml(email(false, true), html, links)
+    const hrefs = [...out.matchAll(/href="?([^">]+)/g)].map((m) => m[1]!)
+    expect(hrefs).toHaveLength(MAX_TRACKED_LINKS + 50)
+    const wrapped = hrefs.slice(0, MAX_TRACKED_LINKS)
+    expect(wrapped.every((h) => clickTarget(h) !== null)).toBe(true)
+    expect(clickTarget(wrapped.at(-1)!)?.url).toBe(`https://s.io/${MAX_TRACKED_LINKS - 1}`)
+    expect(hrefs.slice(MAX_TRACKED_LINKS)).toEqual(
+      Array.from({ length: 50 }, (_, i) => `https://s.io/${MAX_TRACKED_LINKS + i}`),
+    )
+    expect(out.endsWith(html.slice(html.indexOf(`<a href=https://s.io/${MAX_TRACKED_LINKS}>`)))).toBe(true)
+  })
+
+  it('grows the html by exactly what the email service measured when it accepted the email', () => {
+    const htmls = [
+      '<html><body><p><a class="b" href="https://shop.example/item?a=1&amp;b=2">Buy</a> <a href=mailto:a@b.co>m</a></p></body></html>',
+      `<a title="see href=https://decoy.example/" HREF='https://real.example/p'>x</a><a href>no value</a>`,
+      '<p>Grüße: <a href="https://x.example/straße?q=&#xFC;&quot;">ü</a> <a href="https://mail.example.com/u/abc">u</a></p>',
+      `<a href="https://long.example/${'p'.repeat(2100)}">too long to track</a>`,
+      many(MAX_TRACKED_LINKS + 3),
+      '',
+    ]
+    for (const html of htmls) {
+      for (const [opens, clicks] of [
+        [true, false],
+        [false, true],
+        [true, true],
+      ] as const) {
+        const e = email(opens, clicks)
+        const grown = Buffer.byteLength(transformHtml(e, html, links)) - Buffer.byteLength(html)
+        expect(
+          trackingGrowth(html, { publicUrl: 'https://mail.example.com/', emailId: e.id, clicks, opens }),
+          `${html.slice(0, 40)} opens=${opens} clicks=${clicks}`,
+        ).toBe(grown)
+      }
+    }
   })
 })

@@ -100,27 +100,42 @@ export function checkAttachments(raw: unknown): StoredAttachment[] {
 
 /**
  * html + text + decoded attachments over MAX_MESSAGE_BYTES is 400 `payload_too_large`; param is
- * the part that crossed the limit.
+ * the part that crossed the limit. `tracking` (only for an email with open or click tracking)
+ * says how many bytes the dispatcher's tracking will add to the html: the limit holds for the
+ * email as it is sent, so it is asked once the content fits as given.
  */
 export function checkSize(
   html: string | null,
   text: string | null,
   attachments: StoredAttachment[],
   maxBytes: number,
+  tracking?: () => number,
 ): void {
   const parts: Array<[string, number]> = [
     ['html', html ? Buffer.byteLength(html, 'utf8') : 0],
     ['text', text ? Buffer.byteLength(text, 'utf8') : 0],
     ...attachments.map((a, i): [string, number] => [`attachments.${i}`, a.size]),
   ]
+  refuseOver(parts, maxBytes, '')
+  if (html && tracking) {
+    parts[0]![1] += tracking()
+    refuseOver(parts, maxBytes, ' once its links are tracked (trackClicks, trackOpens)')
+  }
+}
+
+function refuseOver(parts: Array<[string, number]>, maxBytes: number, why: string): void {
   let total = 0
   for (const [param, bytes] of parts) {
     total += bytes
     if (total > maxBytes) {
-      throw new MailerError('payload_too_large', `The email's content is larger than ${maxBytes} bytes`, {
-        param,
-        status: 400,
-      })
+      throw new MailerError(
+        'payload_too_large',
+        `The email's content is larger than ${maxBytes} bytes${why}`,
+        {
+          param,
+          status: 400,
+        },
+      )
     }
   }
 }

@@ -1,4 +1,4 @@
-import { fail, type SendEmailInput } from '@mailer/contracts'
+import { fail, MailerError, type SendEmailInput } from '@mailer/contracts'
 import { htmlToText } from '@mailer/templating'
 import { checkAttachments, checkSize, type StoredAttachment } from './attachments.js'
 import { checkHeaders } from './headers.js'
@@ -6,6 +6,7 @@ import { parseSendInput, requestHash } from './input.js'
 import { collectRecipients, type ProjectDomains, type Recipient, resolveSender } from './recipients.js'
 import { checkSchedule } from './schedule.js'
 import type { TemplateRenderer } from './template.js'
+import { trackingOf } from './tracked-size.js'
 
 /** What the checks of one send need to know about the call. */
 export interface SendContext {
@@ -15,6 +16,8 @@ export interface SendContext {
   live: boolean
   now: Date
   maxMessageBytes: number
+  /** PUBLIC_URL, the base of the tracking links the dispatcher writes into tracked emails. */
+  publicUrl: string
   templates: TemplateRenderer
 }
 
@@ -65,15 +68,19 @@ export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<Pre
     if (data === null || typeof data !== 'object' || Array.isArray(data)) {
       throw fail('invalid_template_data', 'data must be an object of template variables', 'data')
     }
+    // A render past the size limit stops there (payload_too_large), as the size check would answer.
     const rendered = await ctx.templates.render(
       ctx.projectId,
       input.template,
       data as Record<string, unknown>,
+      {
+        maxBytes: ctx.maxMessageBytes,
+      },
     )
     subject ??= rendered.subject
     // A text the template derives from its own html would describe a body this email does not
     // carry when the send gives its own html: derive it from that html instead.
-    text ??= html !== null && !rendered.ownText ? htmlToText(html) : rendered.text
+    text ??= html !== null && !rendered.ownText ? textOf(html, ctx.maxMessageBytes) : rendered.text
     html ??= rendered.html
     templateVersion = rendered.version
     // As without a template, html and text cannot both be empty: data can render them so.
@@ -83,7 +90,13 @@ export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<Pre
   if (!subject) throw fail('invalid_body', 'subject is required (1-998 characters)', 'subject')
 
   const attachments = checkAttachments(input.attachments)
-  checkSize(html, text, attachments, ctx.maxMessageBytes)
+  checkSize(
+    html,
+    text,
+    attachments,
+    ctx.maxMessageBytes,
+    html === null ? undefined : trackingOf(html, input, ctx.publicUrl),
+  )
   const scheduledAt = checkSchedule(input.scheduledAt, ctx.now)
   // Hashing the canonical input was ~3 % of the email service's CPU in a batch without keys.
   let hash: string | undefined
@@ -107,4 +120,18 @@ export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<Pre
       return hash
     },
   }
+}
+
+/**
+ * The text of a send's own html, derived only once the html fits the limit (deriving takes about
+ * 0.1 s per MB, and the size check would refuse it anyway). Only an html over a third of the
+ * limit in characters can be over it in bytes, so smaller ones are not measured here.
+ */
+function textOf(html: string, maxBytes: number): string {
+  if (html.length * 3 > maxBytes && Buffer.byteLength(html, 'utf8') > maxBytes)
+    throw new MailerError('payload_too_large', `The email's content is larger than ${maxBytes} bytes`, {
+      param: 'html',
+      status: 400,
+    })
+  return htmlToText(html)
 }

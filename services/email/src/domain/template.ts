@@ -1,3 +1,5 @@
+import type { RenderLimits } from '@mailer/templating'
+
 /** What a template supplies to a send; explicit `subject`/`html`/`text` in the input win. */
 export interface RenderedTemplate {
   subject: string | null
@@ -12,8 +14,14 @@ export interface RenderedTemplate {
 /**
  * Renders a project's template with the send's `data`. Implementations throw a MailerError:
  * 404 `template_not_found` for an unknown name, 400 `invalid_template_data` (param `data...`)
- * when the data does not fit the template's variables.
+ * when the data does not fit the template's variables, 400 `payload_too_large` (param the part)
+ * as soon as the output passes `limits` (RenderLimits).
  */
 export interface TemplateRenderer {
-  render(projectId: string, name: string, data: Record<string, unknown>): Promise<RenderedTemplate>
+  render(
+    projectId: string,
+    name: string,
+    data: Record<string, unknown>,
+    limits: RenderLimits,
+  ): Promise<RenderedTemplate>
 }

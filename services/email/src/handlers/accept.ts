@@ -12,6 +12,7 @@ import {
 import { createPgPool, GroupCommit } from '@mailer/db'
 import type { EmailContext } from '../app.js'
 import { broadcastRateLimit } from '../domain/broadcast-share.js'
+import { mapInTurn } from '../domain/in-turn.js'
 import { type Admission, admit, counterWindows } from '../domain/limits.js'
 import { NearLimit } from '../domain/near-limit.js'
 import {
@@ -149,6 +150,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
       live,
       now,
       maxMessageBytes: env.MAX_MESSAGE_BYTES,
+      publicUrl: env.PUBLIC_URL,
       templates: ctx.templates,
     }
 
@@ -195,19 +197,18 @@ export function makeAcceptor(ctx: EmailContext): Accept {
 
     // suppression (live and broadcast only) → headers → template → subject → attachments → size → schedule
     const unread: Keyed<CheckedSend>[] = []
-    const prepared = await Promise.all(
-      checked.map(async (c): Promise<Keyed<PreparedSend> | null> => {
-        try {
-          if (suppressible && readFirst) checkSuppression(c.send.recipients, suppressed)
-          return { i: c.i, key: c.key, broadcast: c.broadcast, send: await prepareSend(c.send, sctx) }
-        } catch (e) {
-          if (!isMailerError(e)) throw e
-          outcomes[c.i] = { error: e }
-          if (suppressible && !readFirst) unread.push(c)
-          return null
-        }
-      }),
-    )
+    // One item at a time, other requests let in between (a template's render can be heavy).
+    const prepared = await mapInTurn(checked, async (c): Promise<Keyed<PreparedSend> | null> => {
+      try {
+        if (suppressible && readFirst) checkSuppression(c.send.recipients, suppressed)
+        return { i: c.i, key: c.key, broadcast: c.broadcast, send: await prepareSend(c.send, sctx) }
+      } catch (e) {
+        if (!isMailerError(e)) throw e
+        outcomes[c.i] = { error: e }
+        if (suppressible && !readFirst) unread.push(c)
+        return null
+      }
+    })
     // A send failing a later check without the list read yet: a suppressed recipient comes first.
     if (unread.length > 0) await refuseSuppressed(unread)
 

@@ -21,6 +21,8 @@ import {
 import type { Template } from '@mailer/db'
 import { checkRequired, checkTemplateSyntax, compileTemplate, exampleData } from '@mailer/templating'
 import type { EmailContext } from '../app.js'
+import { checkSize } from '../domain/attachments.js'
+import { checkPreviewReply, fittingCount, replyRoom } from '../domain/reply-size.js'
 import {
   applyPatch,
   decodeVersionCursor,
@@ -135,16 +137,19 @@ export function serveTemplates(ctx: EmailContext, cache: TemplateCache): void {
       const name = nameParam(params)
       const { limit, cursor } = parseQuery(TemplateVersionsQuery, query)
       const before = decodeVersionCursor(cursor)
-      const rows = await store.versions(project.id, name, {
+      // A page is cut to what one reply can carry (NATS max_payload); the cursor goes on from there.
+      const room = replyRoom(rt.bus.maxPayload)
+      const { rows, more } = await store.versions(project.id, name, {
         limit,
+        maxBytes: room,
         ...(before !== undefined ? { before } : {}),
       })
-      const more = rows.length > limit
-      const data = more ? rows.slice(0, limit) : rows
+      const records = rows.map(toVersionRecord)
+      const data = records.slice(0, fittingCount(records, room))
       const last = data[data.length - 1]
       return {
-        data: data.map(toVersionRecord),
-        nextCursor: more && last ? encodeVersionCursor(last.version) : null,
+        data,
+        nextCursor: (more || data.length < records.length) && last ? encodeVersionCursor(last.version) : null,
       }
     },
 
@@ -164,7 +169,12 @@ export function serveTemplates(ctx: EmailContext, cache: TemplateCache): void {
       const variables = storedVariables(t.variables)
       const merged = { ...exampleData(variables), ...(data ?? {}) }
       checkRequired(variables, merged)
-      return compileTemplate(t, { name: t.name }).render(merged)
+      // Refused as a send of this content would be, and kept to what one reply can carry.
+      const max = rt.env.MAX_MESSAGE_BYTES
+      const preview = compileTemplate(t, { name: t.name }).render(merged, { maxBytes: max })
+      checkSize(preview.html, preview.text, [], max)
+      checkPreviewReply(preview, rt.bus.maxPayload)
+      return preview
     },
   })
 }

@@ -1,5 +1,11 @@
 import { fail, noSuch, TEMPLATE_NAME_RE } from '@mailer/contracts'
-import { type CompiledTemplate, checkRequired, compileTemplate, type VariableSpec } from '@mailer/templating'
+import {
+  type CompiledTemplate,
+  checkRequired,
+  compileTemplate,
+  type RenderLimits,
+  type VariableSpec,
+} from '@mailer/templating'
 import type { RenderedTemplate, TemplateRenderer } from '../domain/template.js'
 import type { TemplateStore } from './template-store.js'
 
@@ -30,12 +36,17 @@ export class TemplateCache implements TemplateRenderer {
     private readonly maxEntries = 2_000,
   ) {}
 
-  async render(projectId: string, name: string, data: Record<string, unknown>): Promise<RenderedTemplate> {
+  async render(
+    projectId: string,
+    name: string,
+    data: Record<string, unknown>,
+    limits: RenderLimits,
+  ): Promise<RenderedTemplate> {
     const entry = await this.load(projectId, name)
     if (!entry)
       throw fail('template_not_found', noSuch('template', 'name', name, TEMPLATE_NAME_RE), 'template')
     checkRequired(entry.variables, data)
-    return { ...entry.compiled.render(data), ownText: entry.ownText, version: entry.version }
+    return { ...entry.compiled.render(data, limits), ownText: entry.ownText, version: entry.version }
   }
 
   invalidate(projectId: string, name: string): void {

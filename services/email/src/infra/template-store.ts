@@ -156,18 +156,37 @@ export class TemplateStore {
     })
   }
 
-  /** Versions newest first, below `before` when paging on. */
+  /**
+   * Versions newest first, below `before` when paging on: at most `limit`, and no more than fit
+   * `maxBytes` of stored content together (at least one), measured before the rows are read, so
+   * a page of large versions is never loaded whole. `more`: versions follow the ones returned.
+   */
   async versions(
     projectId: string,
     name: string,
-    opts: { limit: number; before?: number },
-  ): Promise<TemplateVersion[]> {
+    opts: { limit: number; before?: number; maxBytes: number },
+  ): Promise<{ rows: TemplateVersion[]; more: boolean }> {
     const t = await this.get(projectId, name)
-    return this.db.templateVersion.findMany({
-      where: { templateId: t.id, ...(opts.before !== undefined ? { version: { lt: opts.before } } : {}) },
+    // Versions are at most 2^31 - 1 (an int column).
+    const upTo = opts.before !== undefined ? opts.before - 1 : 2_147_483_647
+    const sizes = await this.db.$queryRaw<Array<{ version: number; bytes: number }>>`
+      SELECT version, (coalesce(octet_length(subject), 0) + coalesce(octet_length(html), 0)
+        + coalesce(octet_length(text), 0) + octet_length(variables::text))::int AS bytes
+      FROM template_versions WHERE template_id = ${t.id} AND version <= ${upTo}
+      ORDER BY version DESC LIMIT ${opts.limit + 1}`
+    let take = 0
+    let total = 0
+    for (const s of sizes.slice(0, opts.limit)) {
+      total += s.bytes
+      if (take > 0 && total > opts.maxBytes) break
+      take++
+    }
+    if (take === 0) return { rows: [], more: false }
+    const rows = await this.db.templateVersion.findMany({
+      where: { templateId: t.id, version: { lte: sizes[0]!.version, gte: sizes[take - 1]!.version } },
       orderBy: { version: 'desc' },
-      take: opts.limit + 1,
     })
+    return { rows, more: sizes.length > take }
   }
 
   private async lock(tx: Tx, projectId: string, name: string): Promise<Template> {
