@@ -77,10 +77,14 @@ export function serveApiKeys(bus: Bus, db: Db, invalidate: Invalidate, queue: st
 
     'api.auth.keys.revoke': async ({ params }) => {
       const current = await keyById(params.id ?? '')
-      // Revocation cannot be undone; revoking twice keeps the first time.
-      const row = current.revokedAt
-        ? current
-        : await db.apiKey.update({ where: { id: current.id }, data: { revokedAt: new Date() } })
+      // Revocation cannot be undone; revoking twice keeps the first time, also when two revokes
+      // race (a double click): only the one that finds it unrevoked writes, both answer the row.
+      if (!current.revokedAt)
+        await db.apiKey.updateMany({
+          where: { id: current.id, revokedAt: null },
+          data: { revokedAt: new Date() },
+        })
+      const row = current.revokedAt ? current : await keyById(current.id)
       await invalidate({ keyHashes: [row.hash] })
       return toKeyRecord(row)
     },

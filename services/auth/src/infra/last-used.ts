@@ -5,7 +5,10 @@ const MINUTE = 60_000
 
 /**
  * `lastUsedAt` is written at most once a minute per key (interface.md part 2), in one
- * multi-row UPDATE every few seconds, never on the request path.
+ * multi-row UPDATE every few seconds, never on the request path. Each replica skips the keys it
+ * wrote within the minute, and the UPDATE skips those any replica wrote within it: a replica
+ * whose cache was filled before another replica's write knows only the older time, and wrote
+ * again seconds later.
  */
 export class LastUsedTracker {
   private readonly written = new Map<string, number>()
@@ -44,7 +47,7 @@ export class LastUsedTracker {
       await this.db.$executeRawUnsafe(
         `UPDATE api_keys AS k SET last_used_at = v.ts
          FROM unnest($1::text[], $2::timestamptz[]) AS v(id, ts)
-         WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.ts)`,
+         WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at <= v.ts - interval '1 minute')`,
         ids,
         times,
       )
