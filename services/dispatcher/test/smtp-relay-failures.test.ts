@@ -130,6 +130,30 @@ describe('421: the relay is closing the session', () => {
     )
   })
 
+  it('a relay closing every session with its sending quota is not an outage: the breaker stays closed', async () => {
+    let mails = 0
+    const server = await closing((socket) => {
+      mails++
+      socket.end('421 4.7.0 Daily sending quota exceeded\r\n')
+    })
+    const metrics = new Metrics('relay_quota')
+    const client = relayClient(server.port, metrics)
+    const envelope = { from: 'a@sender.test', to: ['b@x.test'] }
+    const answers = []
+    for (let i = 0; i < 6; i++) answers.push((await client.deliver(`email_${i}`, envelope, message()))[0]!)
+    // Every one is the relay's own quota answer (the platform limit), none the breaker's.
+    for (const a of answers)
+      expect(a).toMatchObject({
+        stage: 'connection',
+        code: 421,
+        text: '421 4.7.0 Daily sending quota exceeded',
+      })
+    expect(mails).toBe(6)
+    expect(await metrics.registry.getSingleMetricAsString('mailer_relay_quota_relay_breaker_open')).toMatch(
+      /relay_breaker_open 0$/m,
+    )
+  })
+
   it('a reused session answered with 421 is replaced and the message goes through on a fresh one', async () => {
     let mails = 0
     const server = await closing((socket) => {

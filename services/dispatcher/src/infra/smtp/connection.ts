@@ -164,9 +164,9 @@ export class SmtpConnection {
     } catch (err) {
       const e = err instanceof SmtpConnectionError ? err : new SmtpConnectionError((err as Error).message)
       this.fail(e)
-      // 421: the relay is closing the session (RFC 5321 3.8), refusing nothing for good. A relay
-      // shutting down or overloaded, which the breaker must count; a reused session that gets
-      // it is replaced by the pool, and the message was not taken, whatever the stage.
+      // 421: the relay is closing the session (RFC 5321 3.8), refusing nothing for good: shutting
+      // down or overloaded (a breaker failure), or out of quota (not one: breaker.ts). A reused
+      // session that gets it is replaced by the pool; the message was not taken, whatever the stage.
       const closing = closingReply(t)
       if (closing) throw new SmtpConnectionError(closing.text, closing.code)
       // Refused outright before the session broke (a relay may hang up after a 5xx to MAIL FROM):
