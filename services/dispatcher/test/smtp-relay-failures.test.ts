@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net'
 import { Metrics } from '@mailer/observability'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SmtpConnection, SmtpConnectionError } from '../src/infra/smtp/connection.js'
 import { SmtpPool } from '../src/infra/smtp/pool.js'
 import { closeAll, closers, message, opts, relay, relayClient, scripted, session } from './smtp-fixtures.js'
@@ -44,12 +44,31 @@ describe('SMTP session time limits', () => {
     expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
   })
 
-  it('a drip-fed answer to the final dot ends the send too, as a message that may have arrived', async () => {
+  it('a drip-fed answer to the final dot ends the send too, at its own time-out, as a message that may have arrived', async () => {
     const r = await dripFeeding('dot')
-    const c = await session(opts(r.port, { timeoutMs: 300 }))
+    const c = await session(opts(r.port, { timeoutMs: 10_000, dataTimeoutMs: 300 }))
     const stuck = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
-    expect(stuck).toMatchObject({ bodySent: true, message: expect.stringContaining('no complete answer') })
+    expect(stuck).toMatchObject({ bodySent: true, message: 'no complete answer from the relay in 300 ms' })
     expect(c.usable).toBe(false)
+  })
+
+  it('the answer to the final dot may come later than the time-out, within its own (a filter before the queue)', async () => {
+    let dots = 0
+    const r = await scripted((line, socket) => {
+      const verb = line.slice(0, 4).toUpperCase()
+      if (verb === 'EHLO') socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (verb === 'MAIL' || verb === 'RCPT') socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      // Silent for three times the time-out before it answers: no data, no continuation line.
+      else if (line === '.') setTimeout(() => socket.write(`250 queued as ${++dots}\r\n`), 900)
+      else if (verb === 'QUIT') socket.end('221 bye\r\n')
+    })
+    const c = await session(opts(r.port, { timeoutMs: 300, dataTimeoutMs: 30_000 }))
+    const t = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())
+    expect(t.final).toEqual({ code: 250, text: '250 queued as 1' })
+    expect(c.usable).toBe(true)
+    // Idle again, the session closes after its ordinary time-out, not the final dot's.
+    await vi.waitFor(() => expect(c.usable).toBe(false), { timeout: 10_000 })
   })
 
   it('a reply that never ends is refused once it is too long, not kept in memory', async () => {

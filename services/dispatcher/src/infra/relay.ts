@@ -64,6 +64,8 @@ export interface SmtpRelayOptions {
   verifyTls: boolean
   poolSize: number
   timeoutSeconds: number
+  /** The longest wait for the answer to a message's final dot (SMTP_DATA_TIMEOUT_SECONDS). */
+  dataTimeoutSeconds: number
   breaker: BreakerOptions
 }
 
@@ -86,6 +88,7 @@ export class SmtpRelay implements Relay {
         ? { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } }
         : {}),
       timeoutMs: Math.round(opts.timeoutSeconds * 1000),
+      dataTimeoutMs: Math.round(opts.dataTimeoutSeconds * 1000),
       size: opts.poolSize,
     })
     this.breaker = relayBreaker(

@@ -15,9 +15,17 @@ export interface SmtpOptions {
   auth?: { user: string; pass: string }
   /**
    * Connect, greeting and inactivity time-out, and the longest wait for each whole reply (a relay
-   * dripping one line at a time is never inactive); an idle pooled connection is closed after it.
+   * dripping one line at a time is never inactive) but the final dot's; an idle pooled connection
+   * is closed after it.
    */
   timeoutMs: number
+  /**
+   * The longest wait for the answer to a message's final dot, and the inactivity time-out while
+   * waiting for it (RFC 5321 4.5.3.2.6 gives it 10 minutes): a relay may scan or queue the message
+   * before it answers, and gone by then we recorded a failure for a message it had taken, and sent
+   * it again on every retry.
+   */
+  dataTimeoutMs: number
   /**
    * Extra TLS settings: a private CA (also possible for the whole process with
    * NODE_EXTRA_CA_CERTS), or `rejectUnauthorized: false` for a relay whose certificate cannot be
