@@ -187,3 +187,55 @@ describe('421: the relay is closing the session', () => {
     expect(mails).toBe(3)
   })
 })
+
+describe('a session broken after refused recipients', () => {
+  /**
+   * A relay (PIPELINING, no SMTPUTF8) refusing `bad@x.test` with 550, then ending the session at the
+   * next RCPT TO: with Postfix's `421 … too many errors` (`say421`), else by hanging up.
+   */
+  const refusing = (say421: boolean) => {
+    const refused = new WeakSet<Socket>()
+    return scripted((line, socket) => {
+      const verb = line.slice(0, 4).toUpperCase()
+      if (verb === 'EHLO') socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (verb === 'MAIL') socket.write('250 ok\r\n')
+      else if (verb === 'RCPT' && refused.has(socket)) {
+        if (say421) socket.end('421 4.7.0 relay.test Error: too many errors\r\n')
+        else socket.destroy()
+      } else if (line === 'RCPT TO:<bad@x.test>') {
+        refused.add(socket)
+        socket.write('550 5.1.1 <bad@x.test>: Recipient address rejected: User unknown\r\n')
+      } else if (verb === 'RCPT') socket.write('250 ok\r\n')
+    })
+  }
+
+  it('a 421 keeps the refusals answered before it; the others wait for a retry with the 421', async () => {
+    const server = await refusing(true)
+    const client = relayClient(server.port, new Metrics('relay_rcpt_421'))
+    const to = ['a@x.test', 'bad@x.test', 'c@x.test', 'd@x.test']
+    const replies = await client.deliver('email_1', { from: 's@sender.test', to }, message())
+    expect(replies.map((r) => [r.address, r.stage, r.code])).toEqual([
+      ['a@x.test', 'connection', 421],
+      ['bad@x.test', 'rcpt', 550],
+      ['c@x.test', 'connection', 421],
+      ['d@x.test', 'connection', 421],
+    ])
+    expect(replies[1]!.text).toBe('550 5.1.1 <bad@x.test>: Recipient address rejected: User unknown')
+    expect(replies[0]!.text).toBe('421 4.7.0 relay.test Error: too many errors')
+  })
+
+  it('so does a hang-up, and each refusal keeps its recipient among addresses the relay was not offered', async () => {
+    const server = await refusing(false)
+    const client = relayClient(server.port, new Metrics('relay_rcpt_hangup'))
+    // The relay offers no SMTPUTF8: ü@x.test is not offered, and the refusal is the second one's.
+    const to = ['ü@x.test', 'a@x.test', 'bad@x.test', 'c@x.test']
+    const replies = await client.deliver('email_1', { from: 's@sender.test', to }, message())
+    expect(replies.map((r) => [r.address, r.stage, r.code])).toEqual([
+      ['ü@x.test', 'rcpt', 553],
+      ['a@x.test', 'connection', null],
+      ['bad@x.test', 'rcpt', 550],
+      ['c@x.test', 'connection', null],
+    ])
+    expect(replies[0]!.text).toMatch(/^553 5\.6\.7 /)
+  })
+})

@@ -2,13 +2,16 @@ import { isIP, connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
 import { ReplyLines } from '../../domain/reply-lines.js'
 import {
+  amongUnsentUtf8,
   asciiEnvelope,
+  closingReply,
   dataBlock,
   envelopeAddress,
   hasEightBit,
   NO_SMTPUTF8,
   needsUtf8,
   positive,
+  rcptRefusals,
   type SmtpReply,
   type SmtpTransaction,
   withUnsentUtf8,
@@ -17,10 +20,6 @@ import { login } from './login.js'
 import { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError, type SmtpOptions } from './options.js'
 
 export { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError, type SmtpOptions }
-
-/** A 421 among the answers of a transaction: the relay is closing the session. */
-const closingReply = (t: SmtpTransaction): SmtpReply | undefined =>
-  [t.mail, ...t.rcpt, t.data, t.final].find((r): r is SmtpReply => r?.code === 421)
 
 /**
  * One SMTP session with the relay, sending one message at a time (RFC 5321). Where the relay offers
@@ -111,7 +110,14 @@ export class SmtpConnection {
       return this.transaction(from, to, raw, fence)
     const ascii = asciiEnvelope(from, to)
     if (!ascii) return { mail: NO_SMTPUTF8, rcpt: [], data: null, final: null }
-    return withUnsentUtf8(to, await this.transaction(from, ascii, raw, fence))
+    try {
+      return withUnsentUtf8(to, await this.transaction(from, ascii, raw, fence))
+    } catch (err) {
+      // The refusals are the ASCII recipients': placed among all of the envelope's.
+      if (!(err instanceof SmtpConnectionError) || err instanceof SendAborted || !err.refused.length)
+        throw err
+      throw new SmtpConnectionError(err.message, err.code, err.bodySent, amongUnsentUtf8(to, err.refused))
+    }
   }
 
   private async transaction(from: string, to: string[], raw: Buffer, fence?: Fence) {
@@ -159,18 +165,20 @@ export class SmtpConnection {
     } catch (err) {
       const e = err instanceof SmtpConnectionError ? err : new SmtpConnectionError((err as Error).message)
       this.fail(e)
-      // 421: the relay is closing the session (RFC 5321 3.8), refusing nothing for good: shutting
-      // down or overloaded (a breaker failure), or out of quota (not one: breaker.ts). A reused
-      // session that gets it is replaced by the pool; the message was not taken, whatever the stage.
+      // 421: the relay is closing the session (RFC 5321 3.8): shutting down or overloaded (a breaker
+      // failure), out of quota (not one: breaker.ts), or done with our refused recipients (Postfix's
+      // "too many errors"), whose refusals stand. A reused session that gets it is replaced by the
+      // pool; the message was not taken, whatever the stage.
       const closing = closingReply(t)
-      if (closing) throw new SmtpConnectionError(closing.text, closing.code)
+      if (closing)
+        throw new SmtpConnectionError(closing.text, closing.code, false, rcptRefusals(t, to.length))
       // Refused outright before the session broke (a relay may hang up after a 5xx to MAIL FROM):
       // that answer is the outcome, not the broken session.
       const answered =
         t.mail.code !== 0 && (!positive(t.mail) || (t.rcpt.length === to.length && !t.rcpt.some(positive)))
       if (answered) return t
       if (e instanceof SendAborted) throw e
-      throw new SmtpConnectionError(e.message, e.code, this.bodySent)
+      throw new SmtpConnectionError(e.message, e.code, this.bodySent, rcptRefusals(t, to.length))
     }
   }
 

@@ -1,4 +1,5 @@
 import type { ConnectionOptions } from 'node:tls'
+import type { SmtpReply } from '../../domain/smtp-transaction.js'
 
 /** How to reach and talk to the relay (from SMTP_URL and the SMTP_* settings). */
 export interface SmtpOptions {
@@ -42,13 +43,16 @@ export interface SmtpOptions {
 /**
  * The relay gave no usable answer: refused or dropped connection, time-out, TLS or AUTH failure.
  * `code` is the relay's reply code when it answered (a 421 greeting, a 535 to AUTH), else null.
- * `bodySent`: the message's final dot went out, so the relay may have it.
+ * `bodySent`: the message's final dot went out, so the relay may have it. `refused`: the RCPT TO
+ * refusals received before the session broke, one entry per envelope recipient (null: none),
+ * which stand (rcptRefusals).
  */
 export class SmtpConnectionError extends Error {
   constructor(
     message: string,
     readonly code: number | null = null,
     readonly bodySent = false,
+    readonly refused: ReadonlyArray<SmtpReply | null> = [],
   ) {
     super(message)
     this.name = 'SmtpConnectionError'
