@@ -69,7 +69,7 @@ step "helm template"
 "$helm" template mailer "$chart" --namespace mailer -f "$prod" >"$out/production.yaml"
 # External services given as plain URLs (the migration hook then carries its own Secret),
 # with every optional object switched on: the database's CA from a Secret, named in the URL, and
-# a slower relay: the dispatcher's grace period must follow its SMTP_TIMEOUT_SECONDS, and an image
+# a slower relay: the dispatcher's grace period must follow its SMTP_DATA_TIMEOUT_SECONDS, and an image
 # tag the logs' MAILER_VERSION must follow (both checked by pod-env.mjs).
 ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/etc/mailer/postgresql-ca/ca.crt'
 "$helm" template mailer "$chart" --namespace mailer \
@@ -82,6 +82,7 @@ ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/e
   --set metrics.serviceMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboard.enabled=true \
   --set services.gateway.hpa.enabled=true,services.gateway.pdb.enabled=true \
   --set-string services.dispatcher.env.SMTP_TIMEOUT_SECONDS=55.5 \
+  --set-string services.dispatcher.env.SMTP_DATA_TIMEOUT_SECONDS=700.5 \
   --set-string image.tag=0.2.0-rc.1 \
   >"$out/external-urls.yaml"
 # MAILER_VERSION given in `config` (the explicit entry the chart adds must yield to it) and in one

@@ -6,7 +6,7 @@ import { useStack } from '../support/use-stack.js'
 
 // A rollout stops a dispatcher (SIGTERM, as Kubernetes sends it) while it talks to the relay,
 // and a new dispatcher is already running. By default the drain asked for (25 s) is shorter than
-// one relay answer may take (30 s); here the same shape, scaled down: 2 s against 15 s.
+// the answer to a final dot may take (600 s); here the same shape, scaled down: 2 s against 15 s.
 const PROJECT = 'proj_01KDISPATCHDRAINTEST000000'
 const children: SpawnedService[] = []
 const { stack, relay, seed } = useStack([], {
@@ -20,6 +20,7 @@ const settings = () => ({
   SMTP_URL: relay.url,
   SHUTDOWN_TIMEOUT_SECONDS: '2',
   SMTP_TIMEOUT_SECONDS: '15',
+  SMTP_DATA_TIMEOUT_SECONDS: '15',
   DISPATCH_ACK_WAIT_SECONDS: '30',
 })
 const spawnDispatcher = async () => {

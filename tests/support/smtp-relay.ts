@@ -29,7 +29,8 @@ export class TestRelay {
   dropped = 0
   /** The answer to MAIL FROM (the sender's address, lower-cased). */
   mailFrom: (address: string) => Answer = () => 'accept'
-  rcpt: (address: string) => Answer = () => 'accept'
+  /** The answer to RCPT TO; `session.id` tells sessions apart (a relay counting refusals per session). */
+  rcpt: (address: string, session: SMTPServerSession) => Answer = () => 'accept'
   data: (envelopeTo: string[]) => Answer = () => 'accept'
   /** Finished messages waiting for `pause()` to be released before they are answered. */
   held = 0
@@ -80,9 +81,9 @@ export class TestRelay {
         const a = this.mailFrom(address.address.toLowerCase())
         cb(a === 'accept' ? null : reject(a))
       },
-      onRcptTo: (address, _s, cb) => {
+      onRcptTo: (address, session, cb) => {
         const answer = () => {
-          const a = this.rcpt(address.address.toLowerCase())
+          const a = this.rcpt(address.address.toLowerCase(), session)
           cb(a === 'accept' ? null : reject(a))
         }
         const hold = this.rcptHold

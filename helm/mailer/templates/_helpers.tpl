@@ -355,16 +355,20 @@ pod (the nats client reads the files again at each reconnect).
 
 {{/*
 Seconds a service drains after SIGTERM (dict: root, name, svc): shutdownTimeoutSeconds, but for the
-dispatcher at least SMTP_TIMEOUT_SECONDS (its env, else config, else 30) rounded up plus 13, as
-services/dispatcher/src/env.ts raises it (DRAIN_MARGIN_SECONDS): a send waiting for the relay's
-answer to its final dot must get it, or the email would be sent again.
+dispatcher at least the longer of SMTP_DATA_TIMEOUT_SECONDS (its env, else config, else 600) and
+SMTP_TIMEOUT_SECONDS (else 30), rounded up, plus 13, as services/dispatcher/src/env.ts raises it
+(DRAIN_MARGIN_SECONDS): a send waiting for the relay's answer to its final dot must get it, or the
+email would be sent again.
 */}}
 {{- define "mailer.drainSeconds" -}}
 {{- $v := .root.Values }}
 {{- $drain := int $v.shutdownTimeoutSeconds }}
 {{- if eq .name "dispatcher" }}
-{{- $smtp := coalesce (get (.svc.env | default dict) "SMTP_TIMEOUT_SECONDS") (get $v.config "SMTP_TIMEOUT_SECONDS") 30 }}
-{{- $drain = max $drain (add (int (ceil (float64 $smtp))) 13) }}
+{{- $env := .svc.env | default dict }}
+{{- $smtp := coalesce (get $env "SMTP_TIMEOUT_SECONDS") (get $v.config "SMTP_TIMEOUT_SECONDS") 30 }}
+{{- $data := coalesce (get $env "SMTP_DATA_TIMEOUT_SECONDS") (get $v.config "SMTP_DATA_TIMEOUT_SECONDS") 600 }}
+{{- $wait := max (int (ceil (float64 $smtp))) (int (ceil (float64 $data))) }}
+{{- $drain = max $drain (add $wait 13) }}
 {{- end }}
 {{- $drain }}
 {{- end }}

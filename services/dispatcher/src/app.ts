@@ -45,6 +45,7 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
             verifyTls: env.SMTP_TLS_VERIFY,
             poolSize: env.SMTP_POOL_SIZE,
             timeoutSeconds: env.SMTP_TIMEOUT_SECONDS,
+            dataTimeoutSeconds: env.SMTP_DATA_TIMEOUT_SECONDS,
             breaker: { resetSeconds: env.BREAKER_RESET_SECONDS, minCalls: env.BREAKER_MIN_CALLS },
           },
           rt.metrics,
@@ -112,7 +113,7 @@ export async function start(env: DispatcherEnv): Promise<Runtime<DispatcherEnv>>
     {
       transport: relay.provider,
       concurrency: env.DISPATCH_CONCURRENCY,
-      // At least SMTP_TIMEOUT_SECONDS plus a margin (env.ts), whatever SHUTDOWN_TIMEOUT_SECONDS said.
+      // At least SMTP_DATA_TIMEOUT_SECONDS plus a margin (env.ts), whatever SHUTDOWN_TIMEOUT_SECONDS said.
       drainSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     },
     'dispatching emails',

@@ -45,15 +45,40 @@ describe('dispatcher env', () => {
     expect(() => loadEnv({ ...base, SMTP_STARTTLS: 'sometimes' })).toThrow(/SMTP_STARTTLS/)
   })
 
-  it('drains for at least one relay answer plus a margin: SHUTDOWN_TIMEOUT_SECONDS is raised, never lowered', () => {
-    // The shared default (25 s) against the default relay time-out (30 s).
-    expect(loadEnv(base).SHUTDOWN_TIMEOUT_SECONDS).toBe(43)
-    expect(loadEnv({ ...base, SMTP_TIMEOUT_SECONDS: '5.5' }).SHUTDOWN_TIMEOUT_SECONDS).toBe(25)
+  it('waits 10 minutes for the answer to a final dot (RFC 5321 4.5.3.2.6), never less than for the other answers', () => {
+    expect(loadEnv(base)).toMatchObject({ SMTP_TIMEOUT_SECONDS: 30, SMTP_DATA_TIMEOUT_SECONDS: 600 })
+    expect(loadEnv({ ...base, SMTP_DATA_TIMEOUT_SECONDS: '45.5' }).SMTP_DATA_TIMEOUT_SECONDS).toBe(45.5)
     expect(
-      loadEnv({ ...base, SMTP_TIMEOUT_SECONDS: '20.5', DISPATCH_ACK_WAIT_SECONDS: '60' })
+      loadEnv({ ...base, SMTP_TIMEOUT_SECONDS: '90', SMTP_DATA_TIMEOUT_SECONDS: '60' })
+        .SMTP_DATA_TIMEOUT_SECONDS,
+    ).toBe(90)
+    expect(() => loadEnv({ ...base, SMTP_DATA_TIMEOUT_SECONDS: '3601' })).toThrow(/SMTP_DATA_TIMEOUT_SECONDS/)
+  })
+
+  it("drains for at least the final dot's answer plus a margin: SHUTDOWN_TIMEOUT_SECONDS is raised, never lowered", () => {
+    // The shared default (25 s) against the default wait for the dot's answer (600 s).
+    expect(loadEnv(base).SHUTDOWN_TIMEOUT_SECONDS).toBe(613)
+    expect(
+      loadEnv({ ...base, SMTP_TIMEOUT_SECONDS: '5.5', SMTP_DATA_TIMEOUT_SECONDS: '5.5' })
         .SHUTDOWN_TIMEOUT_SECONDS,
+    ).toBe(25)
+    expect(
+      loadEnv({
+        ...base,
+        SMTP_TIMEOUT_SECONDS: '5',
+        SMTP_DATA_TIMEOUT_SECONDS: '20.5',
+        DISPATCH_ACK_WAIT_SECONDS: '60',
+      }).SHUTDOWN_TIMEOUT_SECONDS,
     ).toBe(34)
-    expect(loadEnv({ ...base, SHUTDOWN_TIMEOUT_SECONDS: '90' }).SHUTDOWN_TIMEOUT_SECONDS).toBe(90)
+    // The other answers' time-out counts when it is the longer one.
+    expect(
+      loadEnv({ ...base, SMTP_TIMEOUT_SECONDS: '60', SMTP_DATA_TIMEOUT_SECONDS: '1' })
+        .SHUTDOWN_TIMEOUT_SECONDS,
+    ).toBe(73)
+    expect(
+      loadEnv({ ...base, SMTP_DATA_TIMEOUT_SECONDS: '30', SHUTDOWN_TIMEOUT_SECONDS: '90' })
+        .SHUTDOWN_TIMEOUT_SECONDS,
+    ).toBe(90)
   })
 
   it("takes a killed dispatcher's emails over after 30 s by default, whatever the relay time-out", () => {
@@ -63,7 +88,7 @@ describe('dispatcher env', () => {
     expect(loadEnv({ ...base, DISPATCH_ACK_WAIT_SECONDS: '10', SMTP_TIMEOUT_SECONDS: '60' })).toMatchObject({
       DISPATCH_ACK_WAIT_SECONDS: 10,
       SMTP_TIMEOUT_SECONDS: 60,
-      SHUTDOWN_TIMEOUT_SECONDS: 73,
+      SMTP_DATA_TIMEOUT_SECONDS: 600,
     })
   })
 

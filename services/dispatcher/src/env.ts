@@ -3,7 +3,8 @@ import { checkLinksEnv, linksEnvFields } from '@mailer/links'
 import { z } from 'zod'
 
 /**
- * Seconds a stopping dispatcher keeps after the longest wait for a relay's answer: 10 to record
+ * Seconds a stopping dispatcher keeps after the longest wait for a relay's answer (the final dot's,
+ * SMTP_DATA_TIMEOUT_SECONDS): 10 to record
  * the last outcomes (with their retries on a database hiccup, about 8 s), and the reserve the
  * drain leaves at the end of SHUTDOWN_TIMEOUT_SECONDS for closing connections. The chart's
  * `mailer.drainSeconds` uses the same number.
@@ -62,8 +63,15 @@ export const dispatcherEnv = baseEnv
      * (bench/README.md). Lower it for a relay that limits connections per client.
      */
     SMTP_POOL_SIZE: envInt(32, 1, 100),
-    /** Connect, greeting and socket-inactivity time-out for the relay, and the longest wait for each whole reply. */
+    /** Connect, greeting and socket-inactivity time-out for the relay, and the longest wait for each whole reply but the final dot's. */
     SMTP_TIMEOUT_SECONDS: seconds(30, 0.1, 600),
+    /**
+     * The longest wait for the relay's answer to a message's final dot: the 10 minutes of RFC 5321
+     * 4.5.3.2.6, since a relay may scan the message (a content filter before its queue) before it
+     * answers. The relay may have the message by then: with SMTP_TIMEOUT_SECONDS's 30 s we recorded
+     * a failure and sent it again on every retry. At least SMTP_TIMEOUT_SECONDS (raised to it).
+     */
+    SMTP_DATA_TIMEOUT_SECONDS: seconds(600, 0.1, 3_600),
     /** The relay said its sending quota is used up (the "platform daily limit"): wait this long. */
     PLATFORM_LIMIT_RETRY_SECONDS: seconds(3_600),
     /** Transient failures wait min(2^n × base, max) with jitter, n = 0 for the first retry. */
@@ -83,25 +91,31 @@ export const dispatcherEnv = baseEnv
     if (env.MAIL_TRANSPORT === 'smtp' && !env.SMTP_URL) {
       ctx.addIssue({ code: 'custom', path: ['SMTP_URL'], message: 'is required when MAIL_TRANSPORT=smtp' })
     }
-    // No bound between SMTP_TIMEOUT_SECONDS and DISPATCH_ACK_WAIT_SECONDS (there was one: twice
-    // the time-out at most): a send longer than the ack wait keeps its claim by refreshing it, and
+    // No bound between the relay's time-outs (SMTP_TIMEOUT_SECONDS, SMTP_DATA_TIMEOUT_SECONDS) and
+    // DISPATCH_ACK_WAIT_SECONDS (there was one: twice the time-out at most): a send longer than the
+    // ack wait (10 minutes for a dot's answer) keeps its claim and message by refreshing them, and
     // no final dot goes out on a claim that could be stale before a third of the ack wait, so the
     // relay's waits, however long, never let two replicas send the same email while refreshes
     // succeed (docs/api.md, "At-least-once, and the duplicate window").
   })
-  // The drain outlasts one relay answer: a stopping dispatcher gives up the sends whose final dot
-  // has not gone out (the relay discards them), but one waiting for the answer to its dot must get
-  // it, or the email stays `sending`, is taken over and sent again while the relay may have
+  // The drain outlasts the answer to a final dot: a stopping dispatcher gives up the sends whose
+  // dot has not gone out (the relay discards them), but one waiting for the answer to its dot must
+  // get it, or the email stays `sending`, is taken over and sent again while the relay may have
   // accepted it (a rollout's duplicate: 25 s of drain against a 30 s answer). So
-  // SHUTDOWN_TIMEOUT_SECONDS is raised to SMTP_TIMEOUT_SECONDS plus the margin (43 s by default)
-  // rather than refused: the shared default of 25 s stays right for every other service.
-  .overwrite((env) => ({
-    ...env,
-    SHUTDOWN_TIMEOUT_SECONDS: Math.max(
-      env.SHUTDOWN_TIMEOUT_SECONDS,
-      Math.ceil(env.SMTP_TIMEOUT_SECONDS) + DRAIN_MARGIN_SECONDS,
-    ),
-  }))
+  // SHUTDOWN_TIMEOUT_SECONDS is raised to SMTP_DATA_TIMEOUT_SECONDS plus the margin (613 s by
+  // default) rather than refused: the shared default of 25 s stays right for every other service,
+  // and a dispatcher whose sends are answered drains in moments whatever its bound.
+  .overwrite((env) => {
+    const dataTimeout = Math.max(env.SMTP_DATA_TIMEOUT_SECONDS, env.SMTP_TIMEOUT_SECONDS)
+    return {
+      ...env,
+      SMTP_DATA_TIMEOUT_SECONDS: dataTimeout,
+      SHUTDOWN_TIMEOUT_SECONDS: Math.max(
+        env.SHUTDOWN_TIMEOUT_SECONDS,
+        Math.ceil(dataTimeout) + DRAIN_MARGIN_SECONDS,
+      ),
+    }
+  })
 export type DispatcherEnv = z.infer<typeof dispatcherEnv>
 export const loadEnv = (source: Record<string, string | undefined> = process.env): DispatcherEnv =>
   parseEnv(dispatcherEnv, source)

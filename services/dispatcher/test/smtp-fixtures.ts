@@ -69,6 +69,8 @@ export const opts = (port: number, extra: Partial<SmtpOptions> = {}): SmtpOption
   port,
   secure: false,
   timeoutMs: 2_000,
+  // The final dot's answer waits as long as the others unless a test says otherwise.
+  dataTimeoutMs: extra.timeoutMs ?? 2_000,
   ...extra,
 })
 
@@ -84,6 +86,7 @@ export function relayClient(port: number, metrics: Metrics): SmtpRelay {
       verifyTls: true,
       poolSize: 1,
       timeoutSeconds: 2,
+      dataTimeoutSeconds: 2,
       breaker: { resetSeconds: 60, minCalls: 3 },
     },
     metrics,

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net'
 import { Metrics } from '@mailer/observability'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SmtpConnection, SmtpConnectionError } from '../src/infra/smtp/connection.js'
 import { SmtpPool } from '../src/infra/smtp/pool.js'
 import { closeAll, closers, message, opts, relay, relayClient, scripted, session } from './smtp-fixtures.js'
@@ -44,12 +44,31 @@ describe('SMTP session time limits', () => {
     expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
   })
 
-  it('a drip-fed answer to the final dot ends the send too, as a message that may have arrived', async () => {
+  it('a drip-fed answer to the final dot ends the send too, at its own time-out, as a message that may have arrived', async () => {
     const r = await dripFeeding('dot')
-    const c = await session(opts(r.port, { timeoutMs: 300 }))
+    const c = await session(opts(r.port, { timeoutMs: 10_000, dataTimeoutMs: 300 }))
     const stuck = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
-    expect(stuck).toMatchObject({ bodySent: true, message: expect.stringContaining('no complete answer') })
+    expect(stuck).toMatchObject({ bodySent: true, message: 'no complete answer from the relay in 300 ms' })
     expect(c.usable).toBe(false)
+  })
+
+  it('the answer to the final dot may come later than the time-out, within its own (a filter before the queue)', async () => {
+    let dots = 0
+    const r = await scripted((line, socket) => {
+      const verb = line.slice(0, 4).toUpperCase()
+      if (verb === 'EHLO') socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (verb === 'MAIL' || verb === 'RCPT') socket.write('250 ok\r\n')
+      else if (line === 'DATA') socket.write('354 go\r\n')
+      // Silent for three times the time-out before it answers: no data, no continuation line.
+      else if (line === '.') setTimeout(() => socket.write(`250 queued as ${++dots}\r\n`), 900)
+      else if (verb === 'QUIT') socket.end('221 bye\r\n')
+    })
+    const c = await session(opts(r.port, { timeoutMs: 300, dataTimeoutMs: 30_000 }))
+    const t = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())
+    expect(t.final).toEqual({ code: 250, text: '250 queued as 1' })
+    expect(c.usable).toBe(true)
+    // Idle again, the session closes after its ordinary time-out, not the final dot's.
+    await vi.waitFor(() => expect(c.usable).toBe(false), { timeout: 10_000 })
   })
 
   it('a reply that never ends is refused once it is too long, not kept in memory', async () => {
@@ -130,6 +149,30 @@ describe('421: the relay is closing the session', () => {
     )
   })
 
+  it('a relay closing every session with its sending quota is not an outage: the breaker stays closed', async () => {
+    let mails = 0
+    const server = await closing((socket) => {
+      mails++
+      socket.end('421 4.7.0 Daily sending quota exceeded\r\n')
+    })
+    const metrics = new Metrics('relay_quota')
+    const client = relayClient(server.port, metrics)
+    const envelope = { from: 'a@sender.test', to: ['b@x.test'] }
+    const answers = []
+    for (let i = 0; i < 6; i++) answers.push((await client.deliver(`email_${i}`, envelope, message()))[0]!)
+    // Every one is the relay's own quota answer (the platform limit), none the breaker's.
+    for (const a of answers)
+      expect(a).toMatchObject({
+        stage: 'connection',
+        code: 421,
+        text: '421 4.7.0 Daily sending quota exceeded',
+      })
+    expect(mails).toBe(6)
+    expect(await metrics.registry.getSingleMetricAsString('mailer_relay_quota_relay_breaker_open')).toMatch(
+      /relay_breaker_open 0$/m,
+    )
+  })
+
   it('a reused session answered with 421 is replaced and the message goes through on a fresh one', async () => {
     let mails = 0
     const server = await closing((socket) => {
@@ -142,5 +185,57 @@ describe('421: the relay is closing the session', () => {
     for (let i = 0; i < 2; i++)
       expect((await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())).final?.code).toBe(250)
     expect(mails).toBe(3)
+  })
+})
+
+describe('a session broken after refused recipients', () => {
+  /**
+   * A relay (PIPELINING, no SMTPUTF8) refusing `bad@x.test` with 550, then ending the session at the
+   * next RCPT TO: with Postfix's `421 … too many errors` (`say421`), else by hanging up.
+   */
+  const refusing = (say421: boolean) => {
+    const refused = new WeakSet<Socket>()
+    return scripted((line, socket) => {
+      const verb = line.slice(0, 4).toUpperCase()
+      if (verb === 'EHLO') socket.write('250-hi\r\n250 PIPELINING\r\n')
+      else if (verb === 'MAIL') socket.write('250 ok\r\n')
+      else if (verb === 'RCPT' && refused.has(socket)) {
+        if (say421) socket.end('421 4.7.0 relay.test Error: too many errors\r\n')
+        else socket.destroy()
+      } else if (line === 'RCPT TO:<bad@x.test>') {
+        refused.add(socket)
+        socket.write('550 5.1.1 <bad@x.test>: Recipient address rejected: User unknown\r\n')
+      } else if (verb === 'RCPT') socket.write('250 ok\r\n')
+    })
+  }
+
+  it('a 421 keeps the refusals answered before it; the others wait for a retry with the 421', async () => {
+    const server = await refusing(true)
+    const client = relayClient(server.port, new Metrics('relay_rcpt_421'))
+    const to = ['a@x.test', 'bad@x.test', 'c@x.test', 'd@x.test']
+    const replies = await client.deliver('email_1', { from: 's@sender.test', to }, message())
+    expect(replies.map((r) => [r.address, r.stage, r.code])).toEqual([
+      ['a@x.test', 'connection', 421],
+      ['bad@x.test', 'rcpt', 550],
+      ['c@x.test', 'connection', 421],
+      ['d@x.test', 'connection', 421],
+    ])
+    expect(replies[1]!.text).toBe('550 5.1.1 <bad@x.test>: Recipient address rejected: User unknown')
+    expect(replies[0]!.text).toBe('421 4.7.0 relay.test Error: too many errors')
+  })
+
+  it('so does a hang-up, and each refusal keeps its recipient among addresses the relay was not offered', async () => {
+    const server = await refusing(false)
+    const client = relayClient(server.port, new Metrics('relay_rcpt_hangup'))
+    // The relay offers no SMTPUTF8: ü@x.test is not offered, and the refusal is the second one's.
+    const to = ['ü@x.test', 'a@x.test', 'bad@x.test', 'c@x.test']
+    const replies = await client.deliver('email_1', { from: 's@sender.test', to }, message())
+    expect(replies.map((r) => [r.address, r.stage, r.code])).toEqual([
+      ['ü@x.test', 'rcpt', 553],
+      ['a@x.test', 'connection', null],
+      ['bad@x.test', 'rcpt', 550],
+      ['c@x.test', 'connection', null],
+    ])
+    expect(replies[0]!.text).toMatch(/^553 5\.6\.7 /)
   })
 })

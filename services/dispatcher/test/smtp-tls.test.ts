@@ -105,6 +105,7 @@ describe('SmtpRelay TLS settings', () => {
           verifyTls,
           poolSize: 1,
           timeoutSeconds: 2,
+          dataTimeoutSeconds: 2,
           breaker: { resetSeconds: 30, minCalls: 100 },
         },
         new Metrics(`relay_tls_${verifyTls}`),

@@ -42,6 +42,23 @@ describe('classify', () => {
     expect(message(550, '550 5.4.5 Daily user sending limit exceeded')).toBe('platform_limit')
   })
 
+  it('used-up credits and hourly or daily throttling are the platform limit too (SendGrid)', () => {
+    expect(message(451, '451 Authentication failed: Maximum credits exceeded')).toBe('platform_limit')
+    // The same refusal after AUTH, as the SMTP client reports it.
+    expect(connection(451, 'AUTH PLAIN refused: 451 Authentication failed: Maximum credits exceeded')).toBe(
+      'platform_limit',
+    )
+    expect(message(450, '450 4.7.1 Too many emails sent this hour')).toBe('platform_limit')
+    expect(message(451, '451 4.7.1 Message count exceeded per day')).toBe('platform_limit')
+  })
+
+  it('"too many recipients" said of a time span or a throttle is the sending rate, not the message’s recipient count', () => {
+    expect(rcpt(452, '452 Too many recipients received this hour (throttled)')).toBe('platform_limit')
+    expect(rcpt(452, '452 4.5.3 Too many recipients received this hour')).toBe('platform_limit')
+    expect(rcpt(451, '451 4.7.1 Too many recipients per hour, rate limited')).toBe('platform_limit')
+    expect(rcpt(452, '452 4.5.3 Recipient limit exceeded, throttled')).toBe('platform_limit')
+  })
+
   it('a full recipient mailbox is that recipient’s quota, not the platform’s', () => {
     expect(rcpt(452, '452 4.2.2 Mailbox full, quota exceeded')).toBe('transient')
     expect(rcpt(552, '552 5.2.2 User is over quota')).toBe('bounced')

@@ -43,13 +43,19 @@ export function enhancedStatus(text: string): string | null {
 }
 
 const QUOTA_WORDS =
-  /\b(quota|limit(s|ed)?|rate|rate[- ]?limit\w*|throttl\w*|too many (messages|e?mails|connections))\b/i
+  /\b(quota|limit(s|ed)?|rate|rate[- ]?limit\w*|throttl\w*|too many (messages|e?mails|connections)|credits?|(this|per) (hour|day))\b/i
+/**
+ * The words of QUOTA_WORDS that make a limit one of the sending rate over time, never of one
+ * message's recipients: SendGrid's `452 Too many recipients received this hour (throttled)`.
+ */
+const SENDING_RATE = /\b(quota|rate|rate[- ]?limit\w*|throttl\w*|credits?|(this|per) (hour|day))\b/i
 const MAILBOX_FULL = /mailbox (is )?full|over quota|insufficient storage/i
 
 /**
  * The relay telling us to slow down for a long time, not that a recipient is unhappy:
- * - a 4xx whose text mentions a quota, limit, rate, throttling or too many messages/connections
- *   (e.g. `451 4.7.1 Daily sending quota exceeded`, `421 4.7.0 Rate limit hit`);
+ * - a 4xx whose text mentions a quota, limit, rate, throttling, credits, a count per (or this)
+ *   hour or day, or too many messages/connections (e.g. `451 4.7.1 Daily sending quota exceeded`,
+ *   `421 4.7.0 Rate limit hit`, SendGrid's `451 Authentication failed: Maximum credits exceeded`);
  * - or a `5.4.5` answer that mentions a quota or limit (Gmail-style `550 5.4.5 Daily user
  *   sending limit exceeded`), which is a sender quota, not a bounce;
  * - but never a full recipient mailbox (enhanced status `x.2.2`, or text saying so): that is the
@@ -69,8 +75,9 @@ const TOO_MANY_RECIPIENTS = /too many recipients|recipients? (count|limit)/i
  * A RCPT TO refused because the message already has as many recipients as the relay takes in one
  * transaction: the address is fine and goes in a later attempt. Relays still answer 552 for it,
  * which RFC 5321 4.5.3.1.10 tells clients to treat as temporary, and its text ("Recipient limit
- * exceeded") is no sending quota. Said in words, or as enhanced status `x.5.3` (RFC 3463) unless
- * the text is about a sending rate (`452 4.5.3 Throttled: too many messages`).
+ * exceeded") is no sending quota. Said in words, or as enhanced status `x.5.3` (RFC 3463), unless
+ * the text is about a sending rate (`452 4.5.3 Throttled: too many messages`, `452 Too many
+ * recipients received this hour (throttled)`): classify() checks that first.
  */
 function tooManyRecipients(stage: ReplyStage, code: number | null, text: string): 'words' | 'status' | null {
   if (stage !== 'rcpt' || code === null || code < 400 || code >= 600) return null
@@ -94,9 +101,11 @@ export function classify(reply: Pick<RecipientReply, 'stage' | 'code' | 'text'>)
   const { stage, code, text } = reply
   if (code !== null && code >= 200 && code < 300 && stage !== 'connection') return 'delivered'
   const recipients = tooManyRecipients(stage, code, text)
-  if (recipients === 'words') return 'transient'
+  // "Too many recipients" with a time span or a throttle is the sending quota (SendGrid's hourly
+  // recipient limit): as this message's recipient count it was retried on the short backoff.
+  if (recipients === 'words' && !SENDING_RATE.test(text)) return 'transient'
   if (isPlatformLimit(code, text)) return 'platform_limit'
-  if (recipients === 'status') return 'transient'
+  if (recipients) return 'transient'
   // Said at MAIL FROM it is the same refusal, for every message (Gmail's and Office 365's
   // `530 5.7.0 Authentication Required` when the login is missing, `Must issue a STARTTLS command
   // first` when TLS was turned off): as `message_rejected` it failed all mail for good until an

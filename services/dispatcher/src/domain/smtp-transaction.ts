@@ -20,6 +20,26 @@ export interface SmtpTransaction {
 
 export const positive = (r: SmtpReply | null | undefined): boolean => !!r && r.code >= 200 && r.code < 300
 
+/** A 421 among the answers of a transaction: the relay is closing the session. */
+export const closingReply = (t: SmtpTransaction): SmtpReply | undefined =>
+  [t.mail, ...t.rcpt, t.data, t.final].find((r): r is SmtpReply => r?.code === 421)
+
+/**
+ * What stands of a transaction cut short (a 421, a hang-up, a time-out), one entry per envelope
+ * recipient (`count` of them): a refused RCPT TO is that recipient's answer for good (a 5xx its
+ * bounce), null for the others (accepted, for a message that was not taken, or never answered);
+ * nothing when MAIL FROM was not accepted (what follows it says nothing about a recipient). A
+ * Postfix relay says `421 4.7.0 … Error: too many errors` after enough refused recipients, and
+ * every retry ended there while these answers were thrown away: nobody was delivered or bounced.
+ */
+export function rcptRefusals(t: SmtpTransaction, count: number): Array<SmtpReply | null> {
+  if (!positive(t.mail)) return []
+  return Array.from({ length: count }, (_, i) => {
+    const r = t.rcpt[i]
+    return r && !positive(r) && r.code !== 421 ? r : null
+  })
+}
+
 /**
  * One reply per envelope recipient from a transaction: a refused MAIL FROM, DATA or message
  * concerns every recipient (`message`); a refused RCPT TO that recipient alone (`rcpt`); the
@@ -41,6 +61,23 @@ export function repliesOf(envelopeTo: string[], t: SmtpTransaction): RecipientRe
       }
     if (!end) return { address, stage: 'message', code: null, text: 'the relay did not answer the message' }
     return { address, stage: 'message', code: end.code, text: replyText(end.text) }
+  })
+}
+
+/**
+ * One reply per envelope recipient when the relay gave no answer about the message (`broken`: the
+ * session broke, or the breaker is open): a recipient it had refused (`refused`, rcptRefusals)
+ * keeps that answer; the others wait for a retry with `broken`.
+ */
+export function brokenReplies(
+  envelopeTo: string[],
+  refused: ReadonlyArray<SmtpReply | null>,
+  broken: { code: number | null; text: string },
+): RecipientReply[] {
+  return envelopeTo.map((address, i) => {
+    const r = refused[i]
+    if (r) return { address, stage: 'rcpt', code: r.code, text: replyText(r.text) }
+    return { address, stage: 'connection', ...broken }
   })
 }
 
@@ -113,6 +150,14 @@ export function asciiEnvelope(from: string, to: string[]): string[] | null {
 export function withUnsentUtf8(to: string[], t: SmtpTransaction): SmtpTransaction {
   // A refused MAIL FROM concerns every recipient already.
   if (!positive(t.mail)) return t
-  const sent = [...t.rcpt]
-  return { ...t, rcpt: to.map((a) => (needsUtf8(a) ? NO_SMTPUTF8 : sent.shift()!)) }
+  return { ...t, rcpt: amongUnsentUtf8(to, t.rcpt) }
+}
+
+/** Answers of the ASCII recipients (`sent`, one each, in order) among all of `to`, NO_SMTPUTF8 for the others. */
+export function amongUnsentUtf8<T extends SmtpReply | null>(
+  to: string[],
+  sent: readonly T[],
+): Array<T | SmtpReply> {
+  const rest = [...sent]
+  return to.map((a) => (needsUtf8(a) ? NO_SMTPUTF8 : rest.shift()!))
 }

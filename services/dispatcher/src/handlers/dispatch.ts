@@ -326,7 +326,7 @@ export function makeDispatchHandler(deps: DispatchDeps): {
     /**
      * Emails not yet started are left to the message's redelivery; sends that have not written
      * their final dot are given up and their claims given back; those past it wait for the
-     * relay's answer (at most SMTP_TIMEOUT_SECONDS, within the drain: env.ts) and are recorded,
+     * relay's answer (at most SMTP_DATA_TIMEOUT_SECONDS, within the drain: env.ts) and are recorded,
      * since the relay may have the message and another dispatcher would send it again; an outcome
      * write still failing is tried until the drain's deadline (`drainMs` from now), then given up.
      */

@@ -6,7 +6,7 @@ import type Mail from 'nodemailer/lib/mailer'
 import { withCrlf } from '../domain/line-ends.js'
 import { RenderError } from '../domain/message.js'
 import { type RecipientReply, replyText } from '../domain/smtp-reply.js'
-import { repliesOf } from '../domain/smtp-transaction.js'
+import { brokenReplies, repliesOf } from '../domain/smtp-transaction.js'
 import { type BreakerOptions, breakerOpen, relayBreaker } from './breaker.js'
 import { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError } from './smtp/connection.js'
 import { SmtpPool } from './smtp/pool.js'
@@ -64,6 +64,8 @@ export interface SmtpRelayOptions {
   verifyTls: boolean
   poolSize: number
   timeoutSeconds: number
+  /** The longest wait for the answer to a message's final dot (SMTP_DATA_TIMEOUT_SECONDS). */
+  dataTimeoutSeconds: number
   breaker: BreakerOptions
 }
 
@@ -86,6 +88,7 @@ export class SmtpRelay implements Relay {
         ? { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } }
         : {}),
       timeoutMs: Math.round(opts.timeoutSeconds * 1000),
+      dataTimeoutMs: Math.round(opts.dataTimeoutSeconds * 1000),
       size: opts.poolSize,
     })
     this.breaker = relayBreaker(
@@ -103,12 +106,13 @@ export class SmtpRelay implements Relay {
       return repliesOf(envelope.to, await this.breaker.fire(envelope, raw, fence))
     } catch (err) {
       if (err instanceof SendAborted) throw err
-      // The relay gave no answer about this message: every recipient waits for a retry.
+      // The relay gave no answer about this message: every recipient waits for a retry, but those
+      // it had refused before the session broke, which keep that answer.
       const text = breakerOpen(err)
         ? 'relay unavailable (circuit breaker open)'
         : replyText((err as Error).message)
-      const code = err instanceof SmtpConnectionError ? err.code : null
-      return envelope.to.map((address) => ({ address, stage: 'connection', code, text }))
+      if (!(err instanceof SmtpConnectionError)) return brokenReplies(envelope.to, [], { code: null, text })
+      return brokenReplies(envelope.to, err.refused, { code: err.code, text })
     }
   }
 

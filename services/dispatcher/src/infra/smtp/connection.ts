@@ -1,14 +1,17 @@
 import { isIP, connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
-import { truncate } from '@mailer/contracts'
+import { ReplyLines } from '../../domain/reply-lines.js'
 import {
+  amongUnsentUtf8,
   asciiEnvelope,
+  closingReply,
   dataBlock,
   envelopeAddress,
   hasEightBit,
   NO_SMTPUTF8,
   needsUtf8,
   positive,
+  rcptRefusals,
   type SmtpReply,
   type SmtpTransaction,
   withUnsentUtf8,
@@ -17,14 +20,6 @@ import { login } from './login.js'
 import { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError, type SmtpOptions } from './options.js'
 
 export { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError, type SmtpOptions }
-
-const REPLY_LINE = /^(\d{3})([ -]?)(.*)$/
-/** A 421 among the answers of a transaction: the relay is closing the session. */
-const closingReply = (t: SmtpTransaction): SmtpReply | undefined =>
-  [t.mail, ...t.rcpt, t.data, t.final].find((r): r is SmtpReply => r?.code === 421)
-
-/** Longest reply kept (its lines together, or a line without its end): far beyond any EHLO. */
-const MAX_REPLY = 64 * 1024
 
 /**
  * One SMTP session with the relay, sending one message at a time (RFC 5321). Where the relay offers
@@ -35,9 +30,7 @@ const MAX_REPLY = 64 * 1024
  */
 export class SmtpConnection {
   private socket: Socket
-  private pending = ''
-  private lines: string[] = []
-  private linesSize = 0
+  private readonly reading = new ReplyLines()
   /** Replies read and not yet taken, and the takers waiting for one. */
   private readonly replies: SmtpReply[] = []
   private readonly takers: Array<{ resolve: (r: SmtpReply) => void; reject: (e: Error) => void }> = []
@@ -117,7 +110,14 @@ export class SmtpConnection {
       return this.transaction(from, to, raw, fence)
     const ascii = asciiEnvelope(from, to)
     if (!ascii) return { mail: NO_SMTPUTF8, rcpt: [], data: null, final: null }
-    return withUnsentUtf8(to, await this.transaction(from, ascii, raw, fence))
+    try {
+      return withUnsentUtf8(to, await this.transaction(from, ascii, raw, fence))
+    } catch (err) {
+      // The refusals are the ASCII recipients': placed among all of the envelope's.
+      if (!(err instanceof SmtpConnectionError) || err instanceof SendAborted || !err.refused.length)
+        throw err
+      throw new SmtpConnectionError(err.message, err.code, err.bodySent, amongUnsentUtf8(to, err.refused))
+    }
   }
 
   private async transaction(from: string, to: string[], raw: Buffer, fence?: Fence) {
@@ -149,9 +149,10 @@ export class SmtpConnection {
           // with the dot unsent, and the relay discards the transaction (RFC 5321 3.8).
           if (fence && !fence()) throw new ClaimNotHeld()
           await this.writeMessage(raw)
-          t.final = await this.take()
+          t.final = await this.take(this.opts.dataTimeoutMs)
         } else {
-          // DATA accepted with nobody to send to (RFC 2920 3.1): end it with an empty message.
+          // DATA accepted with nobody to send to (RFC 2920 3.1): end it with an empty message, which
+          // no relay has to scan (the usual time-out).
           this.write(['.'], 1)
           await this.take()
         }
@@ -164,18 +165,20 @@ export class SmtpConnection {
     } catch (err) {
       const e = err instanceof SmtpConnectionError ? err : new SmtpConnectionError((err as Error).message)
       this.fail(e)
-      // 421: the relay is closing the session (RFC 5321 3.8), refusing nothing for good. A relay
-      // shutting down or overloaded, which the breaker must count; a reused session that gets
-      // it is replaced by the pool, and the message was not taken, whatever the stage.
+      // 421: the relay is closing the session (RFC 5321 3.8): shutting down or overloaded (a breaker
+      // failure), out of quota (not one: breaker.ts), or done with our refused recipients (Postfix's
+      // "too many errors"), whose refusals stand. A reused session that gets it is replaced by the
+      // pool; the message was not taken, whatever the stage.
       const closing = closingReply(t)
-      if (closing) throw new SmtpConnectionError(closing.text, closing.code)
+      if (closing)
+        throw new SmtpConnectionError(closing.text, closing.code, false, rcptRefusals(t, to.length))
       // Refused outright before the session broke (a relay may hang up after a 5xx to MAIL FROM):
       // that answer is the outcome, not the broken session.
       const answered =
         t.mail.code !== 0 && (!positive(t.mail) || (t.rcpt.length === to.length && !t.rcpt.some(positive)))
       if (answered) return t
       if (e instanceof SendAborted) throw e
-      throw new SmtpConnectionError(e.message, e.code, this.bodySent)
+      throw new SmtpConnectionError(e.message, e.code, this.bodySent, rcptRefusals(t, to.length))
     }
   }
 
@@ -206,7 +209,7 @@ export class SmtpConnection {
    * (`bodySent`, set as it is handed to the socket, together with the whole message) the session
    * ends at once: the relay never sees the dot, discards the transaction, and the send rejects
    * with SendAborted (writeMessage checks `failure` first). After it, the relay may have the
-   * message and only its answer tells: that answer is awaited, within the time-out as ever. An
+   * message and only its answer tells: that answer is awaited, up to `dataTimeoutMs` as ever. An
    * idle session may have just been handed to a send that has not written yet: it gets SendAborted.
    */
   private readonly onAbort = (): void => {
@@ -236,27 +239,8 @@ export class SmtpConnection {
   }
 
   private readonly onData = (chunk: string): void => {
-    this.pending += chunk
-    for (let nl = this.pending.indexOf('\n'); nl !== -1; nl = this.pending.indexOf('\n')) {
-      // A NUL from a broken relay (or half an emoji where the quote below is cut: `truncate`) would make
-      // the reply, kept as smtp_response and in events, unstorable: the outcome could never be recorded.
-      const line = this.pending.slice(0, nl).replace(/\r$/, '').replaceAll('\u0000', '\uFFFD')
-      this.pending = this.pending.slice(nl + 1)
-      const m = REPLY_LINE.exec(line)
-      if (!m) {
-        this.fail(new SmtpConnectionError(`unreadable reply from the relay: ${truncate(line, 200)}`))
-        return
-      }
-      this.lines.push(line)
-      this.linesSize += line.length + 1
-      if (this.linesSize > MAX_REPLY) {
-        this.fail(new SmtpConnectionError('reply too long'))
-        return
-      }
-      if (m[2] === '-') continue
-      const reply = { code: Number(m[1]), text: this.lines.join('\n') }
-      this.lines = []
-      this.linesSize = 0
+    const { replies, error } = this.reading.push(chunk)
+    for (const reply of replies) {
       if (this.owed === 0) {
         // Said without being asked (a 421 before closing an idle session): the session is over.
         this.fail(new SmtpConnectionError(reply.text, reply.code))
@@ -267,7 +251,7 @@ export class SmtpConnection {
       if (taker) taker.resolve(reply)
       else this.replies.push(reply)
     }
-    if (this.pending.length > MAX_REPLY) this.fail(new SmtpConnectionError('reply line too long'))
+    if (error) this.fail(new SmtpConnectionError(error))
   }
 
   private readonly onError = (err: Error): void => {
@@ -280,7 +264,7 @@ export class SmtpConnection {
 
   private readonly onTimeout = (): void => {
     // Waiting for an answer: the relay is stuck. Idle in the pool: close it, a new one is cheap.
-    if (this.busy) this.fail(new SmtpConnectionError(`no answer from the relay in ${this.opts.timeoutMs} ms`))
+    if (this.busy) this.fail(new SmtpConnectionError(`no answer from the relay in ${this.socket.timeout} ms`))
     else this.quit()
   }
 
@@ -294,20 +278,24 @@ export class SmtpConnection {
   }
 
   /**
-   * The next reply, which must be whole within the time-out: the socket's inactivity time-out alone
-   * let a relay sending a continuation line now and then hold the message (and its pool slot) for ever.
+   * The next reply, which must be whole within `ms`: the socket's inactivity time-out alone let a
+   * relay sending a continuation line now and then hold the message (and its pool slot) for ever.
+   * A wait longer than the inactivity time-out (the final dot's) stretches that one meanwhile.
    */
-  private take(): Promise<SmtpReply> {
+  private take(ms = this.opts.timeoutMs): Promise<SmtpReply> {
     const r = this.replies.shift()
     if (r) return Promise.resolve(r)
     if (this.failure) return Promise.reject(this.failure)
+    if (ms !== this.opts.timeoutMs) this.socket.setTimeout(ms)
     return new Promise((resolve, reject) => {
-      const ms = this.opts.timeoutMs
       const timer = setTimeout(
         () => this.fail(new SmtpConnectionError(`no complete answer from the relay in ${ms} ms`)),
         ms,
       )
-      const done = () => clearTimeout(timer)
+      const done = () => {
+        clearTimeout(timer)
+        if (ms !== this.opts.timeoutMs) this.socket.setTimeout(this.opts.timeoutMs)
+      }
       this.takers.push({
         resolve: (reply) => {
           done()
@@ -385,7 +373,7 @@ export class SmtpConnection {
     this.detach(plain)
     // Anything the relay sent after its 220 arrived in plain text, where a man in the middle can
     // write it, and would be read as the first answer inside TLS (RFC 3207 section 6): end here.
-    if (this.pending !== '' || this.lines.length > 0 || this.replies.length > 0)
+    if (!this.reading.empty || this.replies.length > 0)
       throw new SmtpConnectionError('the relay sent more after its STARTTLS answer (RFC 3207)')
     const secure = tlsConnect({ ...tls, socket: plain, servername })
     this.socket = secure

@@ -1,4 +1,5 @@
 import type { ConnectionOptions } from 'node:tls'
+import type { SmtpReply } from '../../domain/smtp-transaction.js'
 
 /** How to reach and talk to the relay (from SMTP_URL and the SMTP_* settings). */
 export interface SmtpOptions {
@@ -15,9 +16,17 @@ export interface SmtpOptions {
   auth?: { user: string; pass: string }
   /**
    * Connect, greeting and inactivity time-out, and the longest wait for each whole reply (a relay
-   * dripping one line at a time is never inactive); an idle pooled connection is closed after it.
+   * dripping one line at a time is never inactive) but the final dot's; an idle pooled connection
+   * is closed after it.
    */
   timeoutMs: number
+  /**
+   * The longest wait for the answer to a message's final dot, and the inactivity time-out while
+   * waiting for it (RFC 5321 4.5.3.2.6 gives it 10 minutes): a relay may scan or queue the message
+   * before it answers, and gone by then we recorded a failure for a message it had taken, and sent
+   * it again on every retry.
+   */
+  dataTimeoutMs: number
   /**
    * Extra TLS settings: a private CA (also possible for the whole process with
    * NODE_EXTRA_CA_CERTS), or `rejectUnauthorized: false` for a relay whose certificate cannot be
@@ -34,13 +43,16 @@ export interface SmtpOptions {
 /**
  * The relay gave no usable answer: refused or dropped connection, time-out, TLS or AUTH failure.
  * `code` is the relay's reply code when it answered (a 421 greeting, a 535 to AUTH), else null.
- * `bodySent`: the message's final dot went out, so the relay may have it.
+ * `bodySent`: the message's final dot went out, so the relay may have it. `refused`: the RCPT TO
+ * refusals received before the session broke, one entry per envelope recipient (null: none),
+ * which stand (rcptRefusals).
  */
 export class SmtpConnectionError extends Error {
   constructor(
     message: string,
     readonly code: number | null = null,
     readonly bodySent = false,
+    readonly refused: ReadonlyArray<SmtpReply | null> = [],
   ) {
     super(message)
     this.name = 'SmtpConnectionError'
