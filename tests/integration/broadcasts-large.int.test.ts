@@ -15,7 +15,6 @@ const MAX_MESSAGE_BYTES = 500_000
 const { stack, client } = useStack(['auth', 'email', 'broadcast', 'gateway'], {
   env: {
     BROADCAST_POLL_MS: '50',
-    BROADCAST_LEASE_SECONDS: '2',
     MAX_MESSAGE_BYTES: String(MAX_MESSAGE_BYTES),
   },
 })

@@ -65,6 +65,16 @@ describe('unsubscribing a contact that was deleted', () => {
     expect(again.unsubscribed).toBe(true)
   })
 
+  it('the link of an older contact of an address deleted twice still holds when it comes back', async () => {
+    const first = await create(acme, { email: 'ivy@example.com' })
+    await remove(acme, first.id)
+    const second = await create(acme, { email: 'ivy@example.com' })
+    await remove(acme, second.id)
+    // The first one's link, clicked while the address has no contact; the newest tombstone is the second's.
+    await oneClick(acme, first.id)
+    expect((await create(acme, { email: 'ivy@example.com' })).unsubscribed).toBe(true)
+  })
+
   it('an address that unsubscribed stays unsubscribed when deleted and imported again', async () => {
     const first = await create(acme, { email: 'bob@example.com' })
     const kept = await create(acme, { email: 'dora@example.com' })

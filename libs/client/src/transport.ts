@@ -262,8 +262,9 @@ export class HttpTransport {
     }
     if (res.ok && !parseFailed) return parsed as T
 
-    if (res.status >= 300 && res.status < 400) {
-      const to = res.headers.get('location') ?? '(no Location)'
+    // A browser hides a redirect's status and Location (an opaque response, status 0).
+    if (res.type === 'opaqueredirect' || (res.status >= 300 && res.status < 400)) {
+      const to = res.headers.get('location') ?? 'an address the answer does not show'
       throw new MailerApiError({
         type: 'internal_error',
         code: 'unexpected_response',

@@ -51,7 +51,7 @@ export class Links {
 
   /** True for URLs that already point at our own public routes (never wrapped again). */
   isOwnUrl(url: string): boolean {
-    return url === this.publicUrl || url.startsWith(`${this.publicUrl}/`)
+    return ownUrlOf(this.publicUrl)(url)
   }
 }
 

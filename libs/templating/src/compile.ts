@@ -2,6 +2,7 @@ import { fail, MailerError, truncate, withoutControls } from '@mailer/contracts'
 import Handlebars from 'handlebars'
 import { inScope, type RenderScope } from './access-warnings.js'
 import { htmlToText } from './html-to-text.js'
+import { overBytes } from './over-bytes.js'
 
 // An isolated environment: nothing registered on the global Handlebars object (by us or a
 // dependency) can change what a stored template does.
@@ -207,14 +208,9 @@ export function compileTemplate(src: TemplateSource, options: { name?: string } 
   }
 }
 
-/**
- * Text derived from the rendered html, once the html is known to fit the limits: deriving takes
- * about 0.1 s per MB. Only an html over a third of the limit in characters can be over it in
- * bytes (3 bytes per UTF-16 unit at most), so smaller ones are not measured.
- */
+/** Text derived from the rendered html, once the html is known to fit the limits (overBytes). */
 function derivedText(html: string, limits: RenderLimits | undefined): string {
-  if (limits && html.length * 3 > limits.maxBytes && Buffer.byteLength(html, 'utf8') > limits.maxBytes)
-    throw new OutputLimit()
+  if (limits && overBytes(html, limits.maxBytes)) throw new OutputLimit()
   return htmlToText(html)
 }
 

@@ -11,6 +11,7 @@ export {
   type TemplateSource,
 } from './compile.js'
 export { decodeEntities, htmlToText } from './html-to-text.js'
+export { overBytes } from './over-bytes.js'
 export {
   checkRequired,
   exampleData,

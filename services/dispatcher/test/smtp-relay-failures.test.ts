@@ -60,10 +60,11 @@ describe('SMTP session time limits', () => {
       else if (verb === 'MAIL' || verb === 'RCPT') socket.write('250 ok\r\n')
       else if (line === 'DATA') socket.write('354 go\r\n')
       // Silent for three times the time-out before it answers: no data, no continuation line.
-      else if (line === '.') setTimeout(() => socket.write(`250 queued as ${++dots}\r\n`), 900)
+      else if (line === '.') setTimeout(() => socket.write(`250 queued as ${++dots}\r\n`), 3_000)
       else if (verb === 'QUIT') socket.end('221 bye\r\n')
     })
-    const c = await session(opts(r.port, { timeoutMs: 300, dataTimeoutMs: 30_000 }))
+    // A second for every other answer: a loaded machine is slower than 300 ms now and then.
+    const c = await session(opts(r.port, { timeoutMs: 1_000, dataTimeoutMs: 30_000 }))
     const t = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message())
     expect(t.final).toEqual({ code: 250, text: '250 queued as 1' })
     expect(c.usable).toBe(true)

@@ -38,7 +38,7 @@ describe('webhook env', () => {
       ['WEBHOOK_TIMEOUT_MS', 'soon'],
       ['WEBHOOK_ALLOW_PRIVATE', 'maybe'],
       ['WEBHOOK_FANOUT_ACK_WAIT_SECONDS', '0'],
-      ['WEBHOOK_CLEANUP_WAIT_MS', '120000'],
+      ['WEBHOOK_CLEANUP_WAIT_MS', '9000'],
       // Not longer than the EVENTS stream keeps events (7 days): an event redelivered from it
       // would find no delivery and be delivered again.
       ['WEBHOOK_DELIVERY_RETENTION_DAYS', '7'],

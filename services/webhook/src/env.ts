@@ -60,10 +60,11 @@ export const webhookEnv = baseEnv.extend({
   WEBHOOK_PRUNE_INTERVAL_SECONDS: envInt(3600, 1, 86_400),
   /**
    * How long disabling or deleting a webhook waits for its deliveries to be failed or deleted
-   * before it answers; a larger backlog's rest goes on in the background. Well within the
-   * gateway's UPSTREAM_TIMEOUT_MS (10 s), which the whole request must fit.
+   * before it answers; a larger backlog's rest goes on in the background. At most 8 s: the whole
+   * request must fit the gateway's UPSTREAM_TIMEOUT_MS (10 s by default), or the caller gets 503
+   * for a change that was made.
    */
-  WEBHOOK_CLEANUP_WAIT_MS: envInt(2_000, 0, 60_000),
+  WEBHOOK_CLEANUP_WAIT_MS: envInt(2_000, 0, 8_000),
 })
 export type WebhookEnv = z.infer<typeof webhookEnv>
 export const loadEnv = (source: Record<string, string | undefined> = process.env): WebhookEnv =>

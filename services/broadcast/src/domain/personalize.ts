@@ -60,7 +60,12 @@ export function personalize(
   unsubscribeUrl: string,
   maxBytes: number,
 ): BroadcastSendInput {
-  const out = template.render(contactVariables(c, unsubscribeUrl))
+  // Stops rendering once a part passes the limit: a contact's `#each` could otherwise build the
+  // renderer's own maximum (32 Mi characters) and derive text from it before being skipped.
+  const out = template.render(
+    contactVariables(c, unsubscribeUrl),
+    Number.isFinite(maxBytes) ? { maxBytes } : undefined,
+  )
   if (!out.subject)
     throw fail('invalid_template_data', 'The subject renders empty for this contact', 'subject')
   // A send needs a body (html and text cannot both be empty), as a contact needs a subject.

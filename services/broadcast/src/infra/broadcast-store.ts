@@ -120,8 +120,8 @@ export async function updateDraft(
   patch: UpdateBroadcastBody,
 ): Promise<BroadcastRow> {
   return db.$transaction(async (tx) => {
-    // The draft first: a PATCH of a broadcast that is no draft is 409 whatever its body names (an
-    // unknown audienceId answered 404 audience_not_found before the state was looked at).
+    // The draft first: a PATCH of a broadcast that is no draft is 409 broadcast_not_draft whatever
+    // its body names, an unknown audienceId included (contract: drafts only).
     await lockDraft(tx, projectId, id)
     if (patch.audienceId !== undefined) await lockAudience(tx, projectId, patch.audienceId)
     const sets = ['updated_at = now()']

@@ -38,9 +38,12 @@ export async function deleteContactRow(tx: Sql, projectId: string, id: string): 
 
 /**
  * The one-click unsubscribe (`contacts.unsubscribe`); repeating it is harmless. A link names its
- * contact by id; when that contact was deleted, the unsubscribe is kept on its tombstone (for the
- * address coming back later) and applied to the contact that has its address now, if any: the
- * reader clicked a link of an older email after the list was deleted and imported again.
+ * contact by id; when that contact was deleted, every tombstone of its address says unsubscribed
+ * from now on (a contact created later starts as the newest one says), and the contact holding
+ * the address now, if any, is unsubscribed: the reader clicked a link of an older email after the
+ * list was deleted and imported again. That last step reads the project's contacts (no index by
+ * hash: every import would pay for one), so it runs on the link's first use only; a click again
+ * finds nothing more to do.
  */
 export async function unsubscribeContact(db: Sql, projectId: string, id: string): Promise<void> {
   const n = await db.$executeRawUnsafe(
@@ -50,15 +53,22 @@ export async function unsubscribeContact(db: Sql, projectId: string, id: string)
     id,
   )
   if (n > 0) return
-  const [tomb] = await db.$queryRawUnsafe<Array<{ hash: Buffer }>>(
-    `UPDATE contact_tombstones SET unsubscribed = true
-     WHERE project_id = $1 AND contact_id = $2 RETURNING email_hash AS hash`,
+  const [tomb] = await db.$queryRawUnsafe<Array<{ hash: Buffer; used: boolean }>>(
+    `WITH mine AS (
+       SELECT email_hash, link_used_at IS NOT NULL AS used FROM contact_tombstones
+       WHERE project_id = $1 AND contact_id = $2
+     ), marked AS (
+       UPDATE contact_tombstones t
+       SET unsubscribed = true,
+           link_used_at = CASE WHEN t.contact_id = $2 THEN coalesce(t.link_used_at, now()) ELSE t.link_used_at END
+       FROM mine WHERE t.project_id = $1 AND t.email_hash = mine.email_hash
+     )
+     SELECT email_hash AS hash, used FROM mine`,
     projectId,
     id,
   )
   if (!tomb) throw fail('contact_not_found', noSuch('contact', 'id', id, 'contact'), 'id')
-  // No index by hash on contacts: this reads the project's contacts once, for a link of a
-  // deleted contact only (rare), rather than every import paying for one more index.
+  if (tomb.used) return
   await db.$executeRawUnsafe(
     `UPDATE contacts SET unsubscribed = true, updated_at = now()
      WHERE project_id = $1 AND NOT unsubscribed AND ${EMAIL_HASH_SQL('email')} = $2`,

@@ -66,9 +66,8 @@ export async function checkSendable(
  * subject of `{{headline}}` renders empty without one) the template as written, unrendered. A
  * contact whose email renders over MAX_MESSAGE_BYTES counts as one that does not render (the
  * sender skips it too); content too large as written is left to the email service to refuse. What
- * every email shares (`from` above all) is checked whatever the contacts' data: a first contact
- * that did not render used to skip the check, and a draft with an unverified `from` was accepted,
- * then paused on invalid_sender at every run.
+ * every email shares (`from` above all) is checked whatever the contacts' data: skipped, a draft
+ * with an unverified `from` would be accepted and then pause on invalid_sender at every run.
  */
 function dryRunItem(
   b: BroadcastRow,

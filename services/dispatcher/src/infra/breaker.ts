@@ -14,9 +14,9 @@ export interface BreakerOptions {
  * pool rejects with those alone, and a relay that answers "no" to a message or recipient is
  * healthy. So is one closing the session with its sending quota (`421 4.7.0 Daily sending quota
  * exceeded`, the platform-limit rule of smtp-reply.ts): it is up and answering, and its email goes
- * back to `queued` for PLATFORM_LIMIT_RETRY_SECONDS. Counted, such answers opened the breaker, and
- * the emails after them were deferred without a code on the short backoff and failed after about
- * an hour instead of waiting for the quota.
+ * back to `queued` for PLATFORM_LIMIT_RETRY_SECONDS. Counted, such answers would open the breaker,
+ * and the emails after them would be deferred without a code on the short backoff and fail after
+ * about an hour instead of waiting for the quota.
  *
  * At more than 50 % failures over the last 10 s (opossum's threshold is strict; and at least
  * `minCalls` calls) it opens: sends fail at once, without touching the relay, and their emails

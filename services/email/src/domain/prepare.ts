@@ -1,5 +1,5 @@
 import { fail, MailerError, type SendEmailInput } from '@mailer/contracts'
-import { htmlToText } from '@mailer/templating'
+import { htmlToText, overBytes } from '@mailer/templating'
 import { checkAttachments, checkSize, type StoredAttachment } from './attachments.js'
 import { checkHeaders } from './headers.js'
 import { parseSendInput, requestHash } from './input.js'
@@ -122,13 +122,9 @@ export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<Pre
   }
 }
 
-/**
- * The text of a send's own html, derived only once the html fits the limit (deriving takes about
- * 0.1 s per MB, and the size check would refuse it anyway). Only an html over a third of the
- * limit in characters can be over it in bytes, so smaller ones are not measured here.
- */
+/** The text of a send's own html, derived only once the html fits the limit (overBytes). */
 function textOf(html: string, maxBytes: number): string {
-  if (html.length * 3 > maxBytes && Buffer.byteLength(html, 'utf8') > maxBytes)
+  if (overBytes(html, maxBytes))
     throw new MailerError('payload_too_large', `The email's content is larger than ${maxBytes} bytes`, {
       param: 'html',
       status: 400,

@@ -18,6 +18,11 @@ export interface RenderedTemplate {
  * as soon as the output passes `limits` (RenderLimits).
  */
 export interface TemplateRenderer {
+  /**
+   * Makes the named templates ready (fetched and compiled, concurrently) before a batch renders
+   * its items one at a time; never throws (render answers for a name that failed).
+   */
+  prefetch(projectId: string, names: Iterable<string>): Promise<void>
   render(
     projectId: string,
     name: string,

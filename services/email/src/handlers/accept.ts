@@ -197,7 +197,10 @@ export function makeAcceptor(ctx: EmailContext): Accept {
 
     // suppression (live and broadcast only) → headers → template → subject → attachments → size → schedule
     const unread: Keyed<CheckedSend>[] = []
-    // One item at a time, other requests let in between (a template's render can be heavy).
+    // One item at a time, other requests let in between (a template's render can be heavy); the
+    // templates they name fetched together first, not one round trip after another.
+    const named = checked.flatMap((c) => (c.send.input.template === undefined ? [] : [c.send.input.template]))
+    if (named.length > 0) await ctx.templates.prefetch(project.id, named)
     const prepared = await mapInTurn(checked, async (c): Promise<Keyed<PreparedSend> | null> => {
       try {
         if (suppressible && readFirst) checkSuppression(c.send.recipients, suppressed)

@@ -49,6 +49,10 @@ export class TemplateCache implements TemplateRenderer {
     return { ...entry.compiled.render(data, limits), ownText: entry.ownText, version: entry.version }
   }
 
+  async prefetch(projectId: string, names: Iterable<string>): Promise<void> {
+    await Promise.allSettled([...new Set(names)].map((name) => this.load(projectId, name)))
+  }
+
   invalidate(projectId: string, name: string): void {
     this.slots.delete(key(projectId, name))
   }

@@ -134,8 +134,8 @@ export function publicLinksRouter(deps: Deps): Router {
         schema: UnsubscribeReply,
       })
     } catch (err) {
-      // No contact and no tombstone of it (deleted before tombstones were kept): it gets no more
-      // email either, so for the reader that is done.
+      // No contact and no tombstone of it (a contact deleted before migration
+      // 20261212000000_contact_tombstones): it gets no more email either, so for the reader that is done.
       if (!(isMailerError(err) && err.code === 'contact_not_found')) {
         hits.inc({ kind: 'unsubscribe', outcome: 'failed' })
         logger.warn({ err, requestId: req.requestId, contactId: t.contactId }, 'unsubscribe failed')

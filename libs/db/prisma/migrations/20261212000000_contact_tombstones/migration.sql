@@ -9,6 +9,7 @@ CREATE TABLE "contact_tombstones" (
     "project_id" TEXT NOT NULL,
     "email_hash" BYTEA NOT NULL,
     "unsubscribed" BOOLEAN NOT NULL,
+    "link_used_at" TIMESTAMPTZ(3),
     "deleted_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "contact_tombstones_pkey" PRIMARY KEY ("contact_id")
