@@ -73,7 +73,7 @@ export function serveWebhooks(deps: WebhookDeps): void {
           const row = await tx.webhook.update({ where: { id: current.id }, data: input })
           if (input.enabled !== false) return [row, null] as const
           // What was fanned out up to now is the disabling's to fail; a delivery fanned out while
-          // this commits is the worker's, which fails any delivery of a disabled webhook it claims.
+          // this commits is the claim's, which ends any due delivery of a disabled webhook it finds.
           const [at] = await tx.$queryRawUnsafe<Array<{ at: string }>>('SELECT clock_timestamp()::text AS at')
           return [row, at!.at] as const
         }),
@@ -81,8 +81,8 @@ export function serveWebhooks(deps: WebhookDeps): void {
       // At once, so that no replica starts a delivery it claimed ahead for the webhook as it was.
       await invalidate(project.id)
       // Disabled: no new deliveries, and every pending retry fails (interface.md part 3), in chunks
-      // once the change has committed (DeliveryCleanup). One a replica claims meanwhile is failed
-      // by the replica, its attempt not counted (DeliveryStore.failUnsent).
+      // once the change has committed (DeliveryCleanup). One falling due meanwhile is ended by the
+      // claim that finds it, no attempt counted (delivery-claim-sql.ts).
       if (disabledAt) await deps.cleanup.afterDisable(current.id, disabledAt)
       return toWebhookRecord(w)
     },

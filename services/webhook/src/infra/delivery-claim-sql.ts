@@ -5,7 +5,8 @@ export const PENDING_BY_WEBHOOK = `d.status >= 'pending' AND d.status <= 'pendin
  * The claim of due webhook deliveries (DeliveryStore.claim), one statement. Parameters: $1/$2
  * the deliveries this replica holds per webhook (ids, counts), $3 the webhooks it holds its limit
  * of (saturated), $4 the limit per webhook, $5 how many to claim, $6 the lease in ms, $7 how many
- * candidates to rank, $8 how many of the oldest due rows the first look examines.
+ * candidates to rank, $8 how many of the oldest due rows the first look examines, $9 the reason a
+ * delivery of a disabled webhook is failed with.
  *
  * Candidates are the oldest due rows that are not leased and whose webhook is not saturated:
  * - first from the front of the due rows in time order (`open_front`: the scan stops at $7 found
@@ -38,6 +39,17 @@ export const PENDING_BY_WEBHOOK = `d.status >= 'pending' AND d.status <= 'pendin
  * checks again that they are due and free; `claimed` leases them, counting an attempt except for
  * a row whose last claim's lease ran out with no outcome recorded (that claim's number is used
  * again: a replica killed with deliveries claimed ahead in memory had sent none of them).
+ * A picked row whose webhook is disabled (`judged`: its webhook looked up by primary key, as the
+ * final select does) is not leased but ended by `ended`: failed with $9 ("webhook disabled"),
+ * counting no attempt, and the number of a claim whose lease ran out unrecorded taken back (as a
+ * hand-back would: it will never be sent). Leased and counted, it waited for the replica to end
+ * it: a disabling's chunked failing (leftover-deliveries.ts) that came first kept the count, for
+ * good if the replica then stopped before ending it (a request never sent showed an attempt).
+ * Ended rather than skipped: a skipped row stays due at the front of the time order, so a disabled
+ * backlog the cleanup has not reached yet would fill `open_front` (every claim then taking the
+ * webhook-by-webhook path; skipped only in `picked`, claiming nothing at all), and skipping it
+ * there would look a webhook up for each of the $8 rows examined. Ended, the due ones of a webhook
+ * whose disabling's cleanup a stopped replica left also end as they fall due.
  */
 export const CLAIM_SQL = `
 WITH RECURSIVE open_front AS (
@@ -88,18 +100,27 @@ WITH RECURSIVE open_front AS (
   LEFT JOIN unnest($1::text[], $2::int[]) AS b(webhook_id, n) ON b.webhook_id = r.webhook_id
   WHERE r.rn <= $4 - coalesce(b.n, 0)
 ), picked AS (
-  SELECT d.id FROM eligible e JOIN webhook_deliveries d ON d.id = e.id
+  SELECT d.id, d.webhook_id FROM eligible e JOIN webhook_deliveries d ON d.id = e.id
   WHERE CASE d.status
     WHEN 'pending' THEN d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until <= now())
     ELSE false END
   ORDER BY d.next_attempt_at, d.id
   LIMIT $5
   FOR UPDATE SKIP LOCKED
+), judged AS (
+  SELECT p.id, coalesce(NOT w.enabled, false) AS disabled
+  FROM picked p LEFT JOIN webhooks w ON w.id = p.webhook_id
+), ended AS (
+  UPDATE webhook_deliveries d
+  SET status = 'failed', response_code = NULL, response_body = $9, next_attempt_at = NULL,
+      completed_at = now(), locked_until = NULL,
+      attempt = CASE WHEN d.locked_until IS NULL THEN d.attempt ELSE greatest(d.attempt - 1, 0) END
+  FROM judged j WHERE d.id = j.id AND j.disabled
 ), claimed AS (
   UPDATE webhook_deliveries d
   SET locked_until = now() + $6::int * interval '1 millisecond',
       attempt = d.attempt + CASE WHEN d.locked_until IS NULL THEN 1 ELSE 0 END
-  FROM picked p WHERE d.id = p.id
+  FROM judged j WHERE d.id = j.id AND NOT j.disabled
   RETURNING d.id, d.webhook_id, d.project_id, d.event_id, d.attempt, d.locked_until::text AS lease, d.payload
 )
 SELECT c.id, c.webhook_id AS "webhookId", c.project_id AS "projectId", c.event_id AS "eventId",

@@ -23,11 +23,12 @@ export interface CleanupOptions {
  *
  * The request waits for the work up to `waitMs` (a usual backlog is done by then, so the
  * deliveries read right after the answer are as before); the rest goes on in the background. What
- * a replica leaves when it stops or crashes meanwhile is covered twice: the worker fails (disabled,
- * no attempt counted) or deletes (gone) any such delivery it claims, so due ones end as they fall
- * due, and every replica sweeps at start and every `sweepEveryMs` for disabled webhooks with
- * pending deliveries and deliveries of webhooks that are gone, which ends the rest (retries not
- * due yet, finished deliveries of a deleted webhook, which nothing else would ever delete).
+ * a replica leaves when it stops or crashes meanwhile is covered twice: a claim fails (disabled,
+ * no attempt counted: delivery-claim-sql.ts) and the worker deletes (gone) any such delivery
+ * found due, so due ones end as they fall due, and every replica sweeps at start and every
+ * `sweepEveryMs` for disabled webhooks with pending deliveries and deliveries of webhooks that
+ * are gone, which ends the rest (retries not due yet, finished deliveries of a deleted webhook,
+ * which nothing else would ever delete).
  */
 export class DeliveryCleanup {
   private readonly inHand = new Set<Promise<void>>()

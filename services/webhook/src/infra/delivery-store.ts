@@ -160,7 +160,9 @@ export class DeliveryStore {
    * is: ranking every pending row made PostgreSQL the fan-out's bottleneck, and ranking 8 ×
    * `limit` took 8 ms a claim once claims grew with prefetching (4 ms now). A webhook one short of
    * its limit whose rows come first gets its one row and leaves the rest to the next claim, when
-   * it is left out as saturated.
+   * it is left out as saturated. A due delivery of a disabled webhook is not returned: the claim
+   * ends it, failed "webhook disabled" with no attempt counted (delivery-claim-sql.ts), so no
+   * replica ever holds a counted claim of a delivery that will not be sent.
    */
   claim(
     limit: number,
@@ -181,6 +183,7 @@ export class DeliveryStore {
       leaseMs,
       ranked,
       ranked * 4,
+      DISABLED_REASON,
     ])
   }
 
@@ -239,11 +242,11 @@ export class DeliveryStore {
   }
 
   /**
-   * A claimed delivery whose webhook turned out disabled before it was sent: failed "webhook
-   * disabled", with the attempt its claim counted undone and no lease, as a hand-back would (a
-   * delivery claimed and never sent counts nothing), also when the disabling failed it first (it
-   * keeps the claim's lease). Counted, one claimed in the background of a large backlog's disabling
-   * (DeliveryCleanup) showed an attempt the receiver never got.
+   * A claimed delivery whose webhook turned out disabled before it was sent (read again before its
+   * attempt, after a drop of the NATS connection: MissedChanges; the claim itself ends those of a
+   * webhook already disabled): failed "webhook disabled", with the attempt its claim counted undone
+   * and no lease, as a hand-back would (a delivery claimed and never sent counts nothing), also
+   * when the disabling failed it first (it keeps the claim's lease).
    */
   async failUnsent(d: Claim): Promise<void> {
     await this.rows(

@@ -6,6 +6,7 @@ import type { Logger, Metrics } from '@mailer/observability'
 import { deliveryBody } from '../domain/payload.js'
 import { nextStep } from '../domain/retry-schedule.js'
 import { signatureHeader } from '../domain/signature.js'
+import { claimSize } from './claim-size.js'
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js'
 import type { HttpSender } from './http-sender.js'
 import { MissedChanges } from './missed-changes.js'
@@ -45,6 +46,8 @@ export class DeliveryWorker {
   private readonly running = new Set<Promise<void>>()
   /** Requests to endpoints waiting for their answer (each bounded by the time-out). */
   private readonly sending = new Set<Promise<unknown>>()
+  /** Hand-backs being written (`giveBack`): `stop` waits for them before the pool closes. */
+  private readonly givingBack = new Set<Promise<void>>()
   private poller: NodeJS.Timeout | undefined
   private wake: NodeJS.Timeout | undefined
   private wakeAt = Number.POSITIVE_INFINITY
@@ -150,25 +153,6 @@ export class DeliveryWorker {
     })
   }
 
-  /**
-   * How many to claim, and the most a webhook may hold after the claim. Normally room for a slot's
-   * worth in flight and as many again waiting, `perWebhook + prefetch` per webhook. Slow endpoints
-   * fill that room with deliveries that only wait for their own webhook's slots (each holds
-   * `perWebhook + prefetch`: 8 slow webhooks hold 128 by default), and with no room no claim ran:
-   * the free slots stayed empty and no other webhook of any project got an attempt on this replica
-   * until a slow one answered. So when the room is smaller than the free slots, claim for those
-   * slots, up to `perWebhook` per webhook counting what is held: every row claimed then can start
-   * at once (a webhook with deliveries waiting holds `perWebhook` already, so is left out), and at
-   * most 3 × concurrency are ever held.
-   */
-  private claimSize(): { limit: number; perWebhook: number } {
-    const { concurrency, perWebhook, prefetch } = this.opts
-    const room = concurrency * 2 - this.running.size - this.queued.size
-    const free = concurrency - this.running.size
-    if (room >= free) return { limit: room, perWebhook: perWebhook + prefetch }
-    return { limit: Math.min(free, concurrency * 3 - this.running.size - this.queued.size), perWebhook }
-  }
-
   private async tick(): Promise<void> {
     if (this.stopped) return
     if (!this.opts.alive()) {
@@ -193,7 +177,7 @@ export class DeliveryWorker {
         const wait = this.lastClaimAt + CLAIM_GAP_MS - Date.now()
         if (wait > 0) await sleep(wait)
         if (this.stopped) break
-        const { limit, perWebhook } = this.claimSize()
+        const { limit, perWebhook } = claimSize(this.opts, this.running.size, this.queued.size)
         if (limit <= 0) break
         this.lastClaimAt = Date.now()
         // Sent before the claim: the lease began no earlier (the database's now() is later).
@@ -214,13 +198,16 @@ export class DeliveryWorker {
         const rows = stale.length ? claimed.filter((row) => !changed(row)) : claimed
         // Only a claim in flight compares against these marks, and this was the one.
         this.changedAt.clear()
-        if (stale.length) await this.giveBack(stale, null)
         for (const row of rows) {
           this.queued.push(row)
           this.leases.hold(row, claimedAt)
           this.missed.claimed(row, mark)
         }
         this.pumpAll()
+        // Only once the others wait in memory: a stop or a change of their project arriving while
+        // these go back finds them there. Queued after it, they went out after a stop (on a sender
+        // being closed) or waited unsent until their leases ran out, and a change missed them.
+        if (stale.length) await this.giveBack(stale, null)
         if (rows.length < limit && !this.stopped) await this.planWake()
       } while (this.again && !this.stopped)
     } catch (err) {
@@ -341,8 +328,20 @@ export class DeliveryWorker {
     this.kick()
   }
 
-  /** Claimed rows back to the table unattempted; never throws (their leases run out instead). */
-  private async giveBack(rows: ClaimedDelivery[], projectId: string | null): Promise<void> {
+  /**
+   * Claimed rows back to the table unattempted; never throws (their leases run out instead).
+   * Tracked for `stop`: a hand-back a change started (another replica's broadcast, or this one's
+   * own coming back over NATS) may still be writing when the replica stops, and the pool closed
+   * under it left its rows leased with their claim's attempt counted, for good when the webhook's
+   * disabling had failed them meanwhile (a delivery never sent showed an attempt).
+   */
+  private giveBack(rows: ClaimedDelivery[], projectId: string | null): Promise<void> {
+    const p: Promise<void> = this.handOver(rows, projectId).finally(() => this.givingBack.delete(p))
+    this.givingBack.add(p)
+    return p
+  }
+
+  private async handOver(rows: ClaimedDelivery[], projectId: string | null): Promise<void> {
     try {
       await this.leases.release(...rows)
       await this.store.unclaim(rows)
@@ -365,7 +364,7 @@ export class DeliveryWorker {
     const waiting = this.queued.takeWhere()
     const handedBack = this.leases.release(...waiting).then(() => this.store.unclaim(waiting))
     // The attempts in flight keep their leases renewed until their results are written.
-    const done = Promise.allSettled([...this.running, handedBack, this.claiming])
+    const done = Promise.allSettled([...this.running, handedBack, this.claiming, ...this.givingBack])
     await Promise.allSettled([...this.sending])
     if (!(await this.opts.dbWaits.within(done)))
       this.logger.warn('database did not answer in time; webhook deliveries in hand are left to their leases')

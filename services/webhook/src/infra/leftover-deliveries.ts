@@ -15,7 +15,7 @@ export const LEFTOVER_CHUNK = 1_000
  * up to `before` (those pending when it was disabled; one fanned out since it was enabled again is
  * left alone) fail now. Answers how many pending ones it found: fewer than `chunk`, none are left.
  * No HTTP answer goes with the reason, so the previous attempt's status code goes too (as when the
- * worker finds the webhook disabled): a 500 beside "webhook disabled" read as the receiver's. The
+ * claim finds the webhook disabled): a 500 beside "webhook disabled" read as the receiver's. The
  * lease stays: it tells the claim holding the row apart from an older one whose lease ran out
  * under the same number, when the holder hands it back unsent (`unclaim`). A row another statement
  * holds (a claim committing) is waited for, then checked again (the outer `status`).
