@@ -1,17 +1,18 @@
 import { waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { useStack } from '../support/use-stack.js'
+import { describe, expect, it } from 'vitest'
+import { useDispatcherOnly } from '../support/dispatcher-only.js'
 
 // The circuit breaker around the relay: it opens after 3 calls with more than 50 % failures, probes
 // again after 1 s. Retries come back within a second and are plentiful, so emails stay deferred
 // (not failed) through the outage.
-let sweeper: { stop(): void }
 const PROJECT = 'proj_01KDISPATCHBREAKERTEST0000'
 const FROM = 'hi@mail.breaker.test'
 const OPEN_REASON = 'relay unavailable (circuit breaker open)'
 
-const { stack, relay, seed } = useStack([], {
-  dispatcher: {
+const { stack, relay, seed } = useDispatcherOnly(
+  PROJECT,
+  'mail.breaker.test',
+  {
     SMTP_TIMEOUT_SECONDS: '2',
     RETRY_BASE_SECONDS: '0.3',
     RETRY_MAX_SECONDS: '0.6',
@@ -19,13 +20,8 @@ const { stack, relay, seed } = useStack([], {
     BREAKER_MIN_CALLS: '3',
     BREAKER_RESET_SECONDS: '1',
   },
-  seed: true,
-  before: () => seed.domain(PROJECT, 'mail.breaker.test'),
-})
-beforeAll(() => {
-  sweeper = seed.startRetrySweeper()
-})
-afterAll(() => sweeper.stop())
+  { retries: true },
+)
 
 const breakerOpen = async () => {
   const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort('dispatcher')}/metrics`)).text()

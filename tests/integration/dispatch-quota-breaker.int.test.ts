@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { useDispatcherOnly } from '../support/dispatcher-only.js'
 import { emailRows } from '../support/email-rows.js'
-import { useStack } from '../support/use-stack.js'
 
 // A relay closing every session with a quota answer (`421 4.7.0 Daily sending quota exceeded`) is
 // up and answering: its answer is the platform limit (retried an hour later, contract.md part 3),
@@ -12,15 +12,11 @@ const FROM = 'hi@mail.quota-breaker.test'
 const QUOTA = '421 4.7.0 Daily sending quota exceeded'
 const MIN_CALLS = 3
 
-const { stack, relay, seed } = useStack([], {
-  dispatcher: {
-    SMTP_TIMEOUT_SECONDS: '2',
-    BREAKER_MIN_CALLS: String(MIN_CALLS),
-    // Open long enough to be seen, had it opened.
-    BREAKER_RESET_SECONDS: '120',
-  },
-  seed: true,
-  before: () => seed.domain(PROJECT, 'mail.quota-breaker.test'),
+const { stack, relay, seed } = useDispatcherOnly(PROJECT, 'mail.quota-breaker.test', {
+  SMTP_TIMEOUT_SECONDS: '2',
+  BREAKER_MIN_CALLS: String(MIN_CALLS),
+  // Open long enough to be seen, had it opened.
+  BREAKER_RESET_SECONDS: '120',
 })
 const { timeline, until } = emailRows(seed)
 

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useDispatcherOnly } from '../support/dispatcher-only.js'
 import { emailRows } from '../support/email-rows.js'
-import { useStack } from '../support/use-stack.js'
 
 // A Postfix-style relay ends a session that has had too many refused recipients with `421 4.7.0
 // … Error: too many errors` (smtpd_hard_error_limit): the recipients it had refused before are
@@ -9,23 +9,19 @@ import { useStack } from '../support/use-stack.js'
 // delivered, the bad ones never bounced or suppressed, and all failed once the retries ran out.
 const TOO_MANY_ERRORS = { code: 421, message: '4.7.0 relay.test Error: too many errors' }
 const UNKNOWN = { code: 550, message: '5.1.1 <bad@example.com>: Recipient address rejected: User unknown' }
-let sweeper: { stop(): void }
 const PROJECT = 'proj_01KDISPATCHRCPT421TEST00000'
 
-const { relay, seed } = useStack([], {
-  dispatcher: {
+const { relay, seed } = useDispatcherOnly(
+  PROJECT,
+  'mail.rcpt421.test',
+  {
     SMTP_TIMEOUT_SECONDS: '2',
     RETRY_BASE_SECONDS: '0.3',
     MAX_RETRIES: '3',
     BREAKER_MIN_CALLS: '10000',
   },
-  seed: true,
-  before: () => seed.domain(PROJECT, 'mail.rcpt421.test'),
-})
-beforeAll(() => {
-  sweeper = seed.startRetrySweeper()
-})
-afterAll(() => sweeper.stop())
+  { retries: true },
+)
 
 const { timeline, until } = emailRows(seed)
 

@@ -1,6 +1,6 @@
 import { waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { useStack } from '../support/use-stack.js'
+import { describe, expect, it } from 'vitest'
+import { useDispatcherOnly } from '../support/dispatcher-only.js'
 
 // A relay that will not take mail from us at MAIL FROM — no or wrong login (`530 5.7.0
 // Authentication Required`, what Gmail and Office 365 answer), TLS turned off where it is
@@ -9,23 +9,18 @@ import { useStack } from '../support/use-stack.js'
 // is fixed) instead of all failing for good at their first attempt.
 const PROJECT = 'proj_01KDISPATCHRELAYCONFIG00000'
 const FROM = 'hi@mail.relay-config.test'
-let sweeper: { stop(): void }
 
-const { relay, seed } = useStack([], {
-  dispatcher: {
+const { relay, seed } = useDispatcherOnly(
+  PROJECT,
+  'mail.relay-config.test',
+  {
     SMTP_TIMEOUT_SECONDS: '2',
     RETRY_BASE_SECONDS: '0.3',
     MAX_RETRIES: '3',
     BREAKER_MIN_CALLS: '10000',
   },
-  seed: true,
-  before: () => seed.domain(PROJECT, 'mail.relay-config.test'),
-})
-// The email service's due sweeper re-publishes due retries; it is stood in for here.
-beforeAll(() => {
-  sweeper = seed.startRetrySweeper()
-})
-afterAll(() => sweeper.stop())
+  { retries: true },
+)
 
 describe('a relay refusing our sender at MAIL FROM', () => {
   it('defers every recipient (530, or a sender refusal) and delivers once the relay takes mail again', async () => {

@@ -1,23 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useDispatcherOnly } from '../support/dispatcher-only.js'
 import { emailRows } from '../support/email-rows.js'
-import { useStack } from '../support/use-stack.js'
 
 // The dispatcher reads the suppression list again at each attempt (docs/api.md "Suppressions"):
 // a retry after a short backoff (0.3 s), the breaker kept out of the way (dispatch-breaker).
-let sweeper: { stop(): void }
 const PROJECT = 'proj_01KDISPATCHSUPPRESSTEST000'
 const FROM = 'hi@mail.suppress.test'
 
-const { relay, seed } = useStack([], {
-  dispatcher: { SMTP_TIMEOUT_SECONDS: '2', RETRY_BASE_SECONDS: '0.3', BREAKER_MIN_CALLS: '10000' },
-  seed: true,
-  before: () => seed.domain(PROJECT, 'mail.suppress.test'),
-})
-// The email service's due sweeper re-publishes due retries; it is stood in for here.
-beforeAll(() => {
-  sweeper = seed.startRetrySweeper()
-})
-afterAll(() => sweeper.stop())
+const { relay, seed, sweeper } = useDispatcherOnly(
+  PROJECT,
+  'mail.suppress.test',
+  { SMTP_TIMEOUT_SECONDS: '2', RETRY_BASE_SECONDS: '0.3', BREAKER_MIN_CALLS: '10000' },
+  { retries: true },
+)
 
 const { timeline, until } = emailRows(seed)
 
@@ -54,7 +49,7 @@ describe('suppression at the retry', () => {
       ).toEqual([{ reason: 'hard_bounce', source_email_id: other }])
       relay.rcpt = () => 'accept'
     } finally {
-      sweeper = seed.startRetrySweeper()
+      sweeper.start()
     }
 
     const done = await until(id, (r) => r.status === 'rejected', 'rejected')

@@ -1,32 +1,27 @@
 import { waitFor } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useDispatcherOnly } from '../support/dispatcher-only.js'
 import { emailRows } from '../support/email-rows.js'
-import { useStack } from '../support/use-stack.js'
 
 // Retries with a shortened schedule: platform-limit retries after 1.5 s instead of an hour,
 // transient backoff from 0.3 s, and 2 retries instead of 8 so exhausting them is quick. The
 // breaker is kept out of the way (it has its own test file).
 const PLATFORM_DELAY = 1.5
-let sweeper: { stop(): void }
 const PROJECT = 'proj_01KDISPATCHRETRYTEST000000'
 const FROM = 'hi@mail.retry.test'
 
-const { relay, seed } = useStack([], {
-  dispatcher: {
+const { relay, seed, sweeper } = useDispatcherOnly(
+  PROJECT,
+  'mail.retry.test',
+  {
     SMTP_TIMEOUT_SECONDS: '2',
     PLATFORM_LIMIT_RETRY_SECONDS: String(PLATFORM_DELAY),
     RETRY_BASE_SECONDS: '0.3',
     MAX_RETRIES: '2',
     BREAKER_MIN_CALLS: '10000',
   },
-  seed: true,
-  before: () => seed.domain(PROJECT, 'mail.retry.test'),
-})
-// The email service's due sweeper re-publishes due retries; it is stood in for here.
-beforeAll(() => {
-  sweeper = seed.startRetrySweeper()
-})
-afterAll(() => sweeper.stop())
+  { retries: true },
+)
 
 const { timeline, until } = emailRows(seed)
 
@@ -66,7 +61,7 @@ describe('platform limit (relay quota answers)', () => {
       )[0]
       expect(recipient).toEqual({ status: 'queued', smtp_status: 451 })
     } finally {
-      sweeper = seed.startRetrySweeper()
+      sweeper.start()
     }
 
     const done = await until(id, (r) => r.status === 'delivered', 'delivered')

@@ -1,30 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useDispatcherOnly } from '../support/dispatcher-only.js'
 import { emailRows } from '../support/email-rows.js'
-import { useStack } from '../support/use-stack.js'
 
 // A relay with a content filter before its queue: it has the message once the final dot arrives
 // and answers only after scanning it, later than any other command takes. That answer had the
 // same 2 s (30 s by default) as every command: the dispatcher recorded a time-out, deferred the
 // email, and each retry relayed another copy. The dot's answer has its own, longer wait.
 const COMMAND_TIMEOUT_SECONDS = 2
-let sweeper: { stop(): void }
 const PROJECT = 'proj_01KDISPATCHSLOWDOTTEST00000'
 
-const { relay, seed } = useStack([], {
-  dispatcher: {
+const { relay, seed } = useDispatcherOnly(
+  PROJECT,
+  'mail.slow-dot.test',
+  {
     SMTP_TIMEOUT_SECONDS: String(COMMAND_TIMEOUT_SECONDS),
     SMTP_DATA_TIMEOUT_SECONDS: '60',
     RETRY_BASE_SECONDS: '0.3',
     BREAKER_MIN_CALLS: '10000',
   },
-  seed: true,
-  before: () => seed.domain(PROJECT, 'mail.slow-dot.test'),
-})
-// Retries come back at once, so a deferral would show as a second copy quickly.
-beforeAll(() => {
-  sweeper = seed.startRetrySweeper()
-})
-afterAll(() => sweeper.stop())
+  // Retries come back at once, so a deferral would show as a second copy quickly.
+  { retries: true },
+)
 
 const { timeline, until } = emailRows(seed)
 
