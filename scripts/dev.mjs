@@ -333,16 +333,32 @@ for (const [i, name] of present.entries()) {
 }
 
 const url = `http://localhost:${port}`
-let healthy = false
-for (let i = 0; i < 300 && !healthy && !stopping; i++) {
+// Running means every service is ready (its /readyz), not the gateway alone: a service that
+// refuses its settings at start (exit 78) could take longer to load than the gateway to answer,
+// and the banner then said Mailer was running just before everything stopped.
+const answers = async (u) => {
   try {
-    healthy = (await fetch(`${url}/health`)).ok
-  } catch {}
-  if (!healthy) await sleep(200)
+    return (await fetch(u)).ok
+  } catch {
+    return false
+  }
+}
+const checks = [
+  { what: `the gateway at ${url}/health`, url: `${url}/health` },
+  ...present.map((name) => ({
+    what: `${name} at its /readyz`,
+    url: `http://localhost:${metricsPort(name)}/readyz`,
+  })),
+]
+let waiting = checks
+for (let i = 0; i < 300 && waiting.length > 0 && !stopping; i++) {
+  const ok = await Promise.all(waiting.map((c) => answers(c.url)))
+  waiting = waiting.filter((_, j) => !ok[j])
+  if (waiting.length > 0) await sleep(200)
 }
 // A service that died has already started stop(), which ends the process.
-if (!stopping && !healthy) {
-  log(`the gateway did not answer ${url}/health within 60 s; stopping`)
+if (!stopping && waiting.length > 0) {
+  log(`not ready within 60 s: ${waiting.map((c) => c.what).join(', ')}; stopping`)
   await stop(1)
 }
 if (!stopping)
