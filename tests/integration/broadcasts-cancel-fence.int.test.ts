@@ -1,23 +1,15 @@
-import { createDb, type Db } from '@mailer/db'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { cancelBroadcast } from '../../services/broadcast/src/infra/broadcast-store.js'
 import { SenderStore } from '../../services/broadcast/src/infra/sender-store.js'
+import { useTestDb } from '../support/test-db.js'
 import { fakeId, sql } from '../support/webhooks.js'
 
 // A cancel reaches the replica sending the broadcast only at its next lease renewal (a third of a
 // lease later), and a chunk starting meanwhile read its contacts and sent them: up to a chunk of
 // emails went out after the cancel had answered. The contact read of each chunk is fenced on the
 // broadcast still being `sending`, so the chunk after a cancel reads no one and the step ends lost.
-const te = useTestEnv()
-let db: Db
-
-beforeAll(() => {
-  db = createDb(te.databaseUrl)
-})
-afterAll(async () => {
-  await db.$disconnect()
-})
+const t = useTestDb()
+const { te } = t
 
 /** A broadcast being sent (due, no lease) to an audience of three contacts, of a project of its own. */
 async function sendingBroadcast(): Promise<{ id: string; projectId: string }> {
@@ -55,7 +47,7 @@ async function sendingBroadcast(): Promise<{ id: string; projectId: string }> {
 describe('a broadcast canceled while a replica holds it', () => {
   it('reads no contacts for the next chunk, and its progress is not written', async () => {
     const { id, projectId } = await sendingBroadcast()
-    const store = new SenderStore(db)
+    const store = new SenderStore(t.db)
     const [b] = (await store.claimDue(10, 60_000)).filter((x) => x.id === id)
     // Its first chunk of two is read and done.
     const first = await store.nextContacts(b!, 2)
@@ -64,7 +56,7 @@ describe('a broadcast canceled while a replica holds it', () => {
     b!.cursor = first[1]!.id
 
     // The cancel commits while the replica still holds its lease (no renewal has seen it yet).
-    expect((await cancelBroadcast(db, projectId, id)).status).toBe('canceled')
+    expect((await cancelBroadcast(t.db, projectId, id)).status).toBe('canceled')
 
     // The next chunk reads no one, so nothing is sent, and the step's write finds it lost.
     expect(await store.nextContacts(b!, 2)).toEqual([])

@@ -1,8 +1,7 @@
-import { createDb, type Db } from '@mailer/db'
-import { useTestEnv } from '@mailer/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DeliveryStore } from '../../services/webhook/src/infra/delivery-store.js'
 import { failPendingChunk } from '../../services/webhook/src/infra/leftover-deliveries.js'
+import { useTestDb } from '../support/test-db.js'
 import { fakeId, insertWebhook, makeEvent, sql } from '../support/webhooks.js'
 
 // A disabling commits the webhook's change first and fails its deliveries in chunks afterwards
@@ -11,15 +10,8 @@ import { fakeId, insertWebhook, makeEvent, sql } from '../support/webhooks.js'
 // disabling's failing came first and the replica stopped before it took it back (its pool closed
 // under a hand-back), the delivery stayed "failed, webhook disabled" with an attempt the receiver
 // never got. The claim now fails such a delivery itself, counting nothing.
-const te = useTestEnv()
-let db: Db
-
-beforeAll(() => {
-  db = createDb(te.databaseUrl)
-})
-afterAll(async () => {
-  await db.$disconnect()
-})
+const t = useTestDb()
+const { te } = t
 
 /** A project with one webhook; `deliveries` pending ones of it, due now, each as given. */
 async function webhookWith(deliveries: Array<{ attempt: number; leaseEnded?: boolean }>) {
@@ -80,9 +72,9 @@ describe('a claim that finds a due delivery of a disabled webhook', () => {
     const enabled = await webhookWith([{ attempt: 0 }])
     // The disabling has committed its change; its chunked failing has not reached the delivery.
     await sql(te, 'UPDATE webhooks SET enabled = false WHERE id = $1', [disabled.webhookId])
-    const claimed = await new DeliveryStore(db).claim(10, new Map(), 10, 60_000)
+    const claimed = await new DeliveryStore(t.db).claim(10, new Map(), 10, 60_000)
     // The disabling's failing comes now; the replica stops before doing anything more.
-    await failPendingChunk(db, disabled.webhookId, 'infinity')
+    await failPendingChunk(t.db, disabled.webhookId, 'infinity')
     // Never sent: no attempt. Before, it was left failed with attempt 1 and leased, for the
     // stopped replica to take back.
     expect(await rowOf(disabled.ids[0]!)).toEqual(disabledRow(0))
@@ -95,7 +87,7 @@ describe('a claim that finds a due delivery of a disabled webhook', () => {
     // was recorded (its lease ran out): that claim, never known to be sent, counts nothing.
     const { webhookId, ids } = await webhookWith([{ attempt: 2 }, { attempt: 3, leaseEnded: true }])
     await sql(te, 'UPDATE webhooks SET enabled = false WHERE id = $1', [webhookId])
-    const claimed = await new DeliveryStore(db).claim(10, new Map(), 10, 60_000)
+    const claimed = await new DeliveryStore(t.db).claim(10, new Map(), 10, 60_000)
     expect(await rowOf(ids[0]!)).toEqual(disabledRow(2))
     expect(await rowOf(ids[1]!)).toEqual(disabledRow(2))
     expect(claimed.filter((d) => d.webhookId === webhookId)).toEqual([])
