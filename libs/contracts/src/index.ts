@@ -1,5 +1,6 @@
 export * from './admin-emails.js'
 export * from './analytics.js'
+export * from './ascii-domain.js'
 export * from './audiences.js'
 export * from './auth.js'
 export * from './broadcasts.js'

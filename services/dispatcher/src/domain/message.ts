@@ -1,4 +1,4 @@
-import { parseMailbox } from '@mailer/contracts'
+import { asciiDomain, parseMailbox } from '@mailer/contracts'
 import type Mail from 'nodemailer/lib/mailer'
 import mimeFuncs from 'nodemailer/lib/mime-funcs/index.js'
 import { z } from 'zod'
@@ -45,7 +45,7 @@ function mailbox(value: string): Mail.Address {
 /** The domain the email is sent from: Message-ID's right-hand side and the DKIM signing domain. */
 export function senderDomain(from: string): string {
   const address = senderAddress(from)
-  return address.slice(address.lastIndexOf('@') + 1).toLowerCase()
+  return asciiDomain(address.slice(address.lastIndexOf('@') + 1))
 }
 
 /**

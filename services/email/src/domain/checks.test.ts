@@ -6,6 +6,7 @@ import { checkSchedule } from './schedule.js'
 
 const domains = new Map([
   ['acme.test', 'verified'],
+  ['xn--bcher-kva.test', 'verified'],
   ['new.test', 'pending'],
 ])
 
@@ -13,6 +14,14 @@ describe('resolveSender', () => {
   it('accepts a bare address or a named one on a project domain, falling back to defaultFrom', () => {
     expect(resolveSender('Acme <Hi@ACME.test>', null, domains, true)).toBe('Acme <Hi@ACME.test>')
     expect(resolveSender(undefined, 'news@acme.test', domains, true)).toBe('news@acme.test')
+  })
+
+  it('finds an internationalised sender domain under the punycode form its setup stored', () => {
+    expect(resolveSender('Bücher <a@Bücher.test>', null, domains, true)).toBe('Bücher <a@Bücher.test>')
+    expect(resolveSender('a@xn--bcher-kva.test', null, domains, true)).toBe('a@xn--bcher-kva.test')
+    expect(() => resolveSender('a@bücherei.test', null, domains, true)).toThrow(
+      expect.objectContaining({ code: 'invalid_sender', param: 'from' }),
+    )
   })
 
   it('rejects other domains, unverified domains (live only) and a missing sender', () => {

@@ -1,4 +1,11 @@
-import { fail, MAX_RECIPIENTS, MailerError, parseMailbox, type SendEmailInput } from '@mailer/contracts'
+import {
+  asciiDomain,
+  fail,
+  MAX_RECIPIENTS,
+  MailerError,
+  parseMailbox,
+  type SendEmailInput,
+} from '@mailer/contracts'
 
 export type RecipientKind = 'to' | 'cc' | 'bcc'
 export interface Recipient {
@@ -24,7 +31,7 @@ export function resolveSender(
   if (!sender) throw fail('invalid_body', 'from is required (the project has no defaultFrom)', 'from')
   const box = parseMailbox(sender)
   if (!box) throw fail('invalid_body', 'from must be "Name <a@b.c>" or a@b.c', 'from')
-  const domain = box.address.slice(box.address.lastIndexOf('@') + 1).toLowerCase()
+  const domain = asciiDomain(box.address.slice(box.address.lastIndexOf('@') + 1))
   const state = domains.get(domain)
   if (state === undefined)
     throw fail('invalid_sender', `${box.address} is not an address on a domain of this project`, 'from')
