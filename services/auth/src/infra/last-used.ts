@@ -41,7 +41,9 @@ export class LastUsedTracker {
     if (this.pending.size === 0) return
     const batch = this.pending
     this.pending = new Map()
-    const ids = [...batch.keys()]
+    // In id order: replicas flushing the same keys at once then lock them in the same order, so
+    // they wait for each other instead of deadlocking (each replica's map is in first-seen order).
+    const ids = [...batch.keys()].sort()
     const times = ids.map((id) => batch.get(id)!.toISOString())
     try {
       await this.db.$executeRawUnsafe(

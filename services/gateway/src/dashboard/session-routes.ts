@@ -120,6 +120,10 @@ export function sessionRouter(deps: {
           sid: s.sid,
           expiresAt: s.expiresAt,
         } satisfies SignoutMessage)
+        // Answered once NATS has the announcement, as every other cache change is: a copied
+        // cookie is then refused by every replica by the time the browser hears it signed out.
+        // Without NATS the other replicas read the stored sign-out (above) instead.
+        await bus.flush().catch((err) => logger.warn({ err }, 'sign-out stored but not announced'))
       }
       auth.clearCookies(req, res)
       res.set('Cache-Control', 'no-store').json({ signedOut: true })
