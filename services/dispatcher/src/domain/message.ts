@@ -60,6 +60,22 @@ export function subjectField(subject: string): string {
   return mimeFuncs.encodeWord(subject, 'Q', 52)
 }
 
+/**
+ * A custom header's value as the renderer should write it: like a long subject, a value holding
+ * an unbroken ASCII run that no folding fits in a 998-octet line (the email service accepts one
+ * up to the contract's 2,048 bytes in unstructured fields) goes as encoded words.
+ */
+export function customHeaderFields(headers: Record<string, string>): Record<string, string> {
+  let out: Record<string, string> | null = null
+  for (const name in headers) {
+    const value = headers[name]!
+    if (!/[!-~]{991}/.test(value)) continue
+    out ??= { ...headers }
+    out[name] = mimeFuncs.encodeWord(value, 'Q', 52)
+  }
+  return out ?? headers
+}
+
 export const messageIdFor = (email: Pick<ClaimedEmail, 'id' | 'from'>): string =>
   `<${email.id}@${senderDomain(email.from)}>`
 
@@ -86,7 +102,7 @@ export function buildMessage(
     to: email.to,
     subject: subjectField(email.subject),
     messageId: messageIdFor(email),
-    headers: headers.data,
+    headers: customHeaderFields(headers.data),
     envelope: { from: senderAddress(email.from), to: envelopeTo },
     // Our own Message-ID and Date only; nodemailer adds no X-Mailer unless asked.
     xMailer: false,
