@@ -24,9 +24,10 @@ export const dispatcherEnv = baseEnv
       .refine((u) => /^smtps?:\/\//.test(u), 'must be an smtp:// or smtps:// URL')
       .optional(),
     /**
-     * For `smtp://`: `offered` upgrades with STARTTLS whenever the relay offers it, `required`
-     * refuses a relay that does not (no mail or password in clear), `never` stays plain (a relay
-     * in the same pod or host). `smtps://` is TLS from the first byte whatever this says.
+     * For `smtp://`: `offered` upgrades with STARTTLS whenever the relay offers it, and does not
+     * log in (credentials in SMTP_URL) to one that does not; `required` refuses such a relay in any
+     * case (no mail or password in clear); `never` stays plain, login included (a relay in the same
+     * pod or host). `smtps://` is TLS from the first byte whatever this says.
      */
     SMTP_STARTTLS: z.enum(['offered', 'required', 'never']).default('offered'),
     /**

@@ -83,6 +83,43 @@ describe('dkimSign', () => {
     )
     expect((await verify(retitled)).status.result).not.toBe('pass')
   })
+
+  it('oversigns: a Reply-To, Cc or List-Unsubscribe added, or a second Subject or From above ours, breaks the signature', async () => {
+    const raw = await new Renderer().render({
+      from: 'Acme <billing@mail.acme.test>',
+      to: ['a@x.test'],
+      subject: 'Your invoice',
+      messageId: '<email_2@mail.acme.test>',
+      text: 'Pay to the usual account.',
+      envelope: { from: 'billing@mail.acme.test', to: ['a@x.test'] },
+    })
+    const signed = dkimSign(raw, key)
+    expect(await verify(signed)).toMatchObject({ status: { result: 'pass' } })
+    const signature = signed.subarray(0, signed.length - raw.length)
+    /** The signed message with `lines` above its own header fields (below the signature). */
+    const above = (...lines: string[]) =>
+      Buffer.concat([signature, Buffer.from(`${lines.join('\r\n')}\r\n`), raw])
+    /** The signed message with `line` after its last header field. */
+    const below = (line: string) =>
+      Buffer.from(signed.toString('latin1').replace('\r\n\r\n', `\r\n${line}\r\n\r\n`), 'latin1')
+    const tampered = {
+      'an added Reply-To': above('Reply-To: <pay@attacker.test>'),
+      'a second Subject on top': above('Subject: New bank details'),
+      'a second From on top': above('From: CEO <ceo@acme.test>'),
+      'a Cc below': below('Cc: watcher@attacker.test'),
+      'an added List-Unsubscribe': above('List-Unsubscribe: <https://attacker.test/u>'),
+    }
+    for (const [what, message] of Object.entries(tampered))
+      expect([what, (await verify(message)).status.result]).not.toEqual([what, 'pass'])
+    // A field nobody reads as the author's (a relay's trace) leaves it valid.
+    expect(await verify(above('Received: from relay.test by mx.test'))).toMatchObject({
+      status: { result: 'pass' },
+    })
+    const h = /\bh=([^;]+);/.exec(signature.toString('latin1').replace(/\r\n\s/g, ''))![1]!.split(':')
+    // Present once, named twice; absent, named once: both sign "no further instance".
+    expect(h.filter((n) => n === 'subject')).toHaveLength(2)
+    expect(h.filter((n) => n === 'reply-to')).toHaveLength(1)
+  })
 })
 
 describe('relaxedBody', () => {

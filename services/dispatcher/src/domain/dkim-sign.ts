@@ -47,6 +47,32 @@ const SIGNED = new Set([
   'list-archive',
 ])
 
+/**
+ * Header fields oversigned (RFC 6376 8.15): `h=` names each one more time than the message has
+ * it, and the extra name signs a field that is not there (5.4.2). An instance someone adds later,
+ * above or below ours (a Reply-To where there was none, a second Subject or From prepended to fool
+ * a reader that shows the first, a Cc, a List-Unsubscribe), then breaks the signature: before,
+ * anyone holding a signed message could add these and it still verified. Only fields that say who
+ * wrote, to whom replies go or what the message is; the Resent-* and other List-* fields that
+ * forwarders and mailing lists add on the way stay signed only where we wrote them, so such
+ * copies keep verifying.
+ */
+const OVERSIGNED = [
+  'from',
+  'subject',
+  'date',
+  'to',
+  'cc',
+  'reply-to',
+  'message-id',
+  'in-reply-to',
+  'references',
+  'list-unsubscribe',
+  'list-unsubscribe-post',
+  'mime-version',
+  'content-type',
+]
+
 /** Relaxed header canonicalization (RFC 6376 3.4.2): lower-case name, unfolded, runs of WSP as one space. */
 function relaxedHeader(name: string, value: string): string {
   return `${name.trim().toLowerCase()}:${value
@@ -117,7 +143,8 @@ export function dkimSign(raw: Buffer, key: DkimKey): Buffer {
   const body = split === -1 ? '' : text.slice(split + 4)
   const bh = createHash('sha256').update(relaxedBody(body), 'latin1').digest('base64')
 
-  // A name listed n times signs its last n occurrences, bottom up (RFC 6376 5.4.2).
+  // A name listed n times signs its last n occurrences, bottom up (RFC 6376 5.4.2); OVERSIGNED
+  // names come once more after those, each signing an absent field (nothing in the hash).
   const all = fields(head).filter((f) => SIGNED.has(f.name))
   const names = all.map((f) => f.name)
   const signed: string[] = []
@@ -131,7 +158,7 @@ export function dkimSign(raw: Buffer, key: DkimKey): Buffer {
 
   const tags =
     `v=1; a=rsa-sha256; c=relaxed/relaxed; d=${key.domainName}; q=dns/txt; s=${key.keySelector};` +
-    `\r\n bh=${bh}; h=${names.join(':')}; b=`
+    `\r\n bh=${bh};\r\n h=${[...names, ...OVERSIGNED].join(':')}; b=`
   const header = `DKIM-Signature: ${tags}`
   const data = signed.join('') + relaxedHeader('DKIM-Signature', tags).slice(0, -2)
   const b = sign('sha256', Buffer.from(data, 'latin1'), key.privateKey).toString('base64')

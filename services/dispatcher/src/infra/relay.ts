@@ -9,6 +9,7 @@ import { type RecipientReply, replyText } from '../domain/smtp-reply.js'
 import { brokenReplies, repliesOf } from '../domain/smtp-transaction.js'
 import { type BreakerOptions, breakerOpen, relayBreaker } from './breaker.js'
 import { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError } from './smtp/connection.js'
+import { PlainLoginRefused } from './smtp/login.js'
 import { SmtpPool } from './smtp/pool.js'
 
 export { ClaimNotHeld, type Fence, SendAborted }
@@ -75,9 +76,15 @@ export class SmtpRelay implements Relay {
   private readonly breaker
   private stopping = false
 
-  constructor(opts: SmtpRelayOptions, metrics: Metrics, logger: Logger) {
+  constructor(
+    opts: SmtpRelayOptions,
+    metrics: Metrics,
+    private readonly logger: Logger,
+  ) {
     const url = new URL(opts.url)
     const secure = url.protocol === 'smtps:'
+    if (!secure && url.username && opts.starttls === 'never')
+      logger.warn('SMTP_STARTTLS=never: the SMTP_URL credentials go to the relay in clear text')
     this.pool = new SmtpPool({
       host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: Number(url.port) || (secure ? 465 : 587),
@@ -106,6 +113,9 @@ export class SmtpRelay implements Relay {
       return repliesOf(envelope.to, await this.breaker.fire(envelope, raw, fence))
     } catch (err) {
       if (err instanceof SendAborted) throw err
+      // An operator's matter (a relay without STARTTLS, or one stripped on the way): said where
+      // they look, as well as in every deferred recipient's reply.
+      if (err instanceof PlainLoginRefused) this.logger.error({ setting: 'SMTP_STARTTLS' }, err.message)
       // The relay gave no answer about this message: every recipient waits for a retry, but those
       // it had refused before the session broke, which keep that answer.
       const text = breakerOpen(err)

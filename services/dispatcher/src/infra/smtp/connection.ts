@@ -16,7 +16,7 @@ import {
   type SmtpTransaction,
   withUnsentUtf8,
 } from '../../domain/smtp-transaction.js'
-import { login } from './login.js'
+import { login, PlainLoginRefused } from './login.js'
 import { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError, type SmtpOptions } from './options.js'
 
 export { ClaimNotHeld, type Fence, SendAborted, SmtpConnectionError, type SmtpOptions }
@@ -63,7 +63,10 @@ export class SmtpConnection {
     return this.failure === null
   }
 
-  /** Connects, reads the greeting, says EHLO, upgrades with STARTTLS as `starttls` says, logs in. */
+  /**
+   * Connects, reads the greeting, says EHLO, upgrades with STARTTLS as `starttls` says, logs in:
+   * over TLS, or in clear text only with `starttls: 'never'` (PlainLoginRefused).
+   */
   static async open(opts: SmtpOptions): Promise<SmtpConnection> {
     const servername = isIP(opts.host) ? undefined : opts.host
     const socket = opts.secure
@@ -86,6 +89,9 @@ export class SmtpConnection {
           throw new SmtpConnectionError(
             'the relay does not offer STARTTLS, which SMTP_STARTTLS=required asks for',
           )
+        } else if (opts.auth) {
+          // A man in the middle strips STARTTLS from EHLO to read the password: only `never` says so.
+          throw new PlainLoginRefused()
         }
       }
       if (opts.auth) await login(opts.auth, c.authMethods, (line) => c.command(line))

@@ -28,3 +28,20 @@ export async function login(
     )
   }
 }
+
+/**
+ * Credentials to send and a plain session whose relay did not offer STARTTLS: they are not sent
+ * (SMTP_STARTTLS=offered). A man in the middle removing STARTTLS from the relay's EHLO answer would
+ * read the password otherwise. A relay failure like a refused login: its emails wait for retries
+ * and the breaker counts it.
+ */
+export class PlainLoginRefused extends SmtpConnectionError {
+  constructor() {
+    super(
+      'the relay does not offer STARTTLS: the SMTP_URL credentials are not sent in clear text ' +
+        '(SMTP_STARTTLS=offered); use smtps://, a relay offering STARTTLS, or SMTP_STARTTLS=never ' +
+        'to log in in clear text on a network you trust',
+    )
+    this.name = 'PlainLoginRefused'
+  }
+}

@@ -9,8 +9,9 @@ export interface SmtpOptions {
   secure: boolean
   /**
    * On a plain connection: `offered` upgrades whenever the relay offers STARTTLS (the default),
-   * `required` also refuses a relay that does not (mail and credentials never go in clear),
-   * `never` stays plain (a relay on the same host or pod).
+   * and with `auth` refuses a relay that does not (credentials never go in clear; mail without a
+   * login still does); `required` refuses such a relay in any case (neither mail nor credentials
+   * in clear); `never` stays plain, logging in in clear text (a relay on the same host or pod).
    */
   starttls?: 'offered' | 'required' | 'never'
   auth?: { user: string; pass: string }
