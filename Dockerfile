@@ -6,7 +6,7 @@
 #   docker build -t mailer .                               # default: gateway
 #   docker run mailer                                      # gateway
 #   docker run -w /app/services/dispatcher mailer          # any other service
-#   docker run -w /app/libs/db mailer node /app/node_modules/prisma/build/index.js migrate deploy
+#   docker run -w /app/libs/db -e DATABASE_URL=… mailer node migrate/run.mjs   # the migrations
 #   docker build --build-arg SERVICE=dispatcher -t mailer/dispatcher .   # other default
 #
 # The Helm chart uses the one image and sets `workingDir` per service and for the migration.
@@ -32,7 +32,7 @@ RUN DATABASE_URL=postgresql://build@localhost:5432/build pnpm --filter @mailer/d
 
 # Re-link node_modules with the services' production dependencies only (the purge keeps the
 # sources, dist/ and the generated client). The Prisma CLI and dotenv are hoisted to the root so
-# the migration Job can run `prisma migrate deploy` with libs/db/prisma.config.ts; both are
+# the migration Job (libs/db/migrate/run.mjs) can run `prisma migrate deploy` with libs/db/prisma.config.ts; both are
 # already in this set (a peer of @prisma/client and a dependency of its config loader).
 RUN --mount=type=cache,id=mailer-pnpm,target=/pnpm-store \
     pnpm install --frozen-lockfile --offline --prod --store-dir=/pnpm-store \

@@ -40,5 +40,7 @@ for s in "$repo"/services/*/; do
 done
 [ -f "$ctx/services/gateway/dashboard/dist/index.html" ] || { echo "the dashboard was not built" >&2; missing=1; }
 [ -f "$ctx/node_modules/prisma/build/index.js" ] || { echo "no hoisted Prisma CLI for the migration" >&2; missing=1; }
+(cd "$ctx/libs/db" && node --input-type=module -e "import 'pg'; import { createRequire } from 'node:module'; createRequire(process.cwd() + '/migrate/run.mjs').resolve('prisma/build/index.js')") ||
+  { echo "the migration entry point (libs/db/migrate/run.mjs) cannot load pg or find the Prisma CLI" >&2; missing=1; }
 [ "$missing" = 0 ] || exit 1
 echo "==> image build steps OK"

@@ -3,11 +3,22 @@ import 'dotenv/config'
 import { randomUUID } from 'node:crypto'
 import { PrismaPg } from '@prisma/adapter-pg'
 import { defineConfig } from 'prisma/config'
+import { migratorName, runScriptAtomically } from './migrate/atomic-script.mjs'
 
 // Work around prisma/orm#27403: adapter-pg 6.x rejects PostgreSQL's `name` / "char" catalog
 // types, which the wasm schema engine reads during introspection. Report them as text.
-function patch<T>(q: T): T {
+// And run each script (a migration file, CREATE/DROP DATABASE) as one transaction: see
+// migrate/atomic-script.mjs. `schema` is where Prisma keeps _prisma_migrations (none in a shadow DB).
+function patch<T>(q: T, schema?: string): T {
   const a = q as any
+  if (a.executeScript)
+    a.executeScript = async (script: string) => {
+      try {
+        await runScriptAtomically(a.underlyingDriver(), script, schema)
+      } catch (error) {
+        a.onError(error) // as adapter-pg reports errors, in the kinds Prisma knows
+      }
+    }
   const orig = a.performIO.bind(a)
   a.performIO = async (query: unknown) => {
     const r = await orig(query)
@@ -16,7 +27,7 @@ function patch<T>(q: T): T {
     return r
   }
   const st = a.startTransaction?.bind(a)
-  if (st) a.startTransaction = async (...args: unknown[]) => patch(await st(...args))
+  if (st) a.startTransaction = async (...args: unknown[]) => patch(await st(...args), schema)
   return q
 }
 
@@ -38,11 +49,13 @@ if (!process.env.DATABASE_URL) {
  * the TLS settings in it (`sslmode`, `sslrootcert`, ...), so a database that takes TLS
  * connections only (RDS's rds.force_ssl) sees the migration as it sees the services. Picking the
  * host, user and password out of the URL dropped them, and the Helm hook failed there with
- * "User was denied access". `schema` is Prisma's parameter, not the server's.
+ * "User was denied access". `schema` is Prisma's parameter, not the server's. application_name
+ * marks the migrator's sessions for migrate/run.mjs, which waits while one is still there.
  */
 const connectionString = (database?: string) => {
   const u = new URL(process.env.DATABASE_URL!)
   u.searchParams.delete('schema')
+  u.searchParams.set('application_name', migratorName(schema()))
   if (database) u.pathname = `/${database}`
   return u.toString()
 }
@@ -55,7 +68,7 @@ const schema = () => new URL(process.env.DATABASE_URL!).searchParams.get('schema
 
 class MigratePg extends PrismaPg {
   async connect() {
-    return patch(await super.connect())
+    return patch(await super.connect(), schema())
   }
   // adapter-pg 6.19's own shadow DB: `{...config, database}` (ignored with connectionString) and it
   // drops the DB before closing its pool ("is being accessed by other users"). Do it in the right order.

@@ -7,7 +7,8 @@
 #   rendered object against the Kubernetes schemas (kubernetes-models), the dashboard and its
 #   copies, every pod's environment against its service's own env schema (pod-env.mjs), every
 #   setting the services read against docs/operations.md's Settings and values.schema.json
-#   (settings.mjs), and the services' PostgreSQL pools against docs/operations.md and the
+#   (settings.mjs), that no LoadBalancer or NodePort Service carries the metrics port
+#   (service-exposure.mjs), and the services' PostgreSQL pools against docs/operations.md and the
 #   bundled server (db-connections.mjs), and the NetworkPolicies (networkPolicy.enabled, with the
 #   default peers and with networkpolicy-values.yaml's, over default and production values): that
 #   every pod is selected, that a pre-install/pre-upgrade hook's are hooks before it, and what each
@@ -108,6 +109,11 @@ ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/e
   --set-string services.webhook.env.WEBHOOK_ALLOW_PRIVATE=true \
   >"$out/netpol-bundled.yaml"
 
+# The gateway reachable from outside the cluster: its metrics port must not go with it.
+"$helm" template mailer "$chart" --namespace mailer \
+  --set service.type=LoadBalancer,metrics.serviceMonitor.enabled=true >"$out/loadbalancer.yaml"
+"$helm" template mailer "$chart" --namespace mailer -f "$prod" --set service.type=NodePort >"$out/nodeport.yaml"
+
 step "helm template fails clearly when NATS or PostgreSQL is not configured"
 expect_fail() {
   local want="$1"
@@ -160,6 +166,15 @@ expect_fail "at '/config': additional properties 'RATE_LIMT' not allowed" --set 
 expect_fail "at '/services/gateway/env': additional properties 'SMTP_POOL_SIZE' not allowed" \
   --set services.gateway.env.SMTP_POOL_SIZE=8
 expect_fail "at '/postgresql/auth/password'" --set postgresql.auth.password=p@ss
+# Numbers where the chart writes text: `--set image.tag=2` rendered mailer:%!s(int64=2), a YAML
+# 20241201 a float, and a numeric secret 1.2345e+22. Strings only (`--set-string`, or quotes).
+expect_fail "at '/image/tag': got number, want string" --set image.tag=2
+expect_fail "at '/services/dispatcher/image/tag': got number, want string" --set services.dispatcher.image.tag=20241201
+printf 'image: {tag: 20241201}\nsecrets: {TRACKING_SECRET: {value: 12345678901234567890123}}\n' >"$out/numbers.yaml"
+expect_fail "at '/image/tag': got number, want string" -f "$out/numbers.yaml"
+expect_fail "at '/secrets/TRACKING_SECRET/value': got number, want string" -f "$out/numbers.yaml"
+expect_fail "at '/secrets/SMTP_URL/value': got number, want string" --set secrets.SMTP_URL.value=25
+expect_fail "at '/postgresql/auth/password': got number, want string" --set postgresql.auth.password=12345
 expect_fail "at '/networkPolicy': additional properties 'ingresFrom' not allowed" \
   --set networkPolicy.ingresFrom[0].podSelector.matchLabels.app=x
 expect_fail "at '/networkPolicy/dnsTo/0': additional properties 'podSelectr' not allowed" \
@@ -171,7 +186,12 @@ expect_fail "at '/networkPolicy/externalNats/ports/0': got string, want integer"
 step "validating rendered objects, dashboard and metrics-used.json"
 node "$here/validate.mjs" --external mailer-secrets,mailer-db-ca,nats-ca,mailer-nats-client,nats-ca-bundle \
   "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" "$out/production-ca.yaml" \
-  "$out/netpol-default.yaml" "$out/netpol-production.yaml" "$out/netpol-bundled.yaml" "$out/overrides.yaml"
+  "$out/netpol-default.yaml" "$out/netpol-production.yaml" "$out/netpol-bundled.yaml" "$out/overrides.yaml" \
+  "$out/loadbalancer.yaml" "$out/nodeport.yaml"
+
+step "Services: no metrics port outside the cluster (service.type LoadBalancer, NodePort)"
+node "$here/service-exposure.mjs" "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" \
+  "$out/loadbalancer.yaml" "$out/nodeport.yaml"
 
 step "the database CA (externalDatabase.tlsCA) in every pod that connects to PostgreSQL, and only with it"
 node "$here/db-ca.mjs" "$out/default.yaml" none

@@ -5,13 +5,17 @@ import pg from 'pg'
 
 const migrationsDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'prisma', 'migrations')
 
-/** The migration SQL files in the order Prisma applies them. */
-export function migrationSql(): string[] {
+/** The migrations' folder names in the order Prisma applies them. */
+export function migrationNames(): string[] {
   return readdirSync(migrationsDir, { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .sort()
-    .map((name) => readFileSync(join(migrationsDir, name, 'migration.sql'), 'utf8'))
+}
+
+/** The migration SQL files in the order Prisma applies them. */
+export function migrationSql(): string[] {
+  return migrationNames().map((name) => readFileSync(join(migrationsDir, name, 'migration.sql'), 'utf8'))
 }
 
 /**
