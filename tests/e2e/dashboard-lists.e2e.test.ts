@@ -17,6 +17,8 @@ const { stack, client, receiver } = useStack(['auth', 'email', 'webhook', 'broad
     WEBHOOK_POLL_MS: '500',
     WEBHOOK_RETRY_SCHEDULE_SECONDS: '3600,3600',
   },
+  // The projects' counts (email_status_hours) refreshed every second rather than every minute.
+  env: { STATS_REFRESH_SECONDS: '1' },
   receiver: true,
   before: () => ensureDashboardBuilt(),
   timeout: 240_000,
