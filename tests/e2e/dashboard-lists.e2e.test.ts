@@ -4,7 +4,7 @@ import { projectWithDomain } from '../support/emails.js'
 import { createProject } from '../support/http.js'
 import { ADMIN_KEY } from '../support/stack.js'
 import { useStack } from '../support/use-stack.js'
-import { ensureDashboardBuilt, useBrowser } from './browser.js'
+import { ensureDashboardBuilt, launchBrowser, useBrowser } from './browser.js'
 
 // Lists, refreshes and the session in a real Chromium: pickers and histories longer than one page
 // of the API, the emails list's refresh racing "Load more", the projects' counts, the suppressions
@@ -17,6 +17,8 @@ const { stack, client, receiver } = useStack(['auth', 'email', 'webhook', 'broad
     WEBHOOK_POLL_MS: '500',
     WEBHOOK_RETRY_SCHEDULE_SECONDS: '3600,3600',
   },
+  // The projects' counts (email_status_hours) refreshed every second rather than every minute.
+  env: { STATS_REFRESH_SECONDS: '1' },
   receiver: true,
   before: () => ensureDashboardBuilt(),
   timeout: 240_000,
@@ -169,6 +171,31 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
     )
     // Today (UTC), then last 7 days: 2 each, without a reload.
     await row.getByRole('cell', { name: '2', exact: true }).nth(1).waitFor()
+  })
+
+  it("starts no new poll of the projects' counts while the previous one is unanswered", async () => {
+    // A browser of its own: its clock is Playwright's, moved on by hand.
+    const b = await launchBrowser()
+    try {
+      await b.context.clock.install()
+      const page = await b.context.newPage()
+      const held: Route[] = []
+      await page.route(
+        (u) => u.pathname.endsWith('/v1/admin/stats'),
+        (route) => void held.push(route),
+      )
+      await ui.signIn('projects', 'Projects', page)
+      await expect.poll(() => held.length).toBe(1)
+      // A minute of 10 s polls with the first answer still missing: no request is added.
+      await page.clock.runFor(60_000)
+      expect(held.length).toBe(1)
+      await held[0]!.continue()
+      await page.clock.runFor(10_000)
+      await expect.poll(() => held.length).toBe(2)
+      await held[1]!.continue()
+    } finally {
+      await b.close()
+    }
   })
 
   it('empties the suppressions search box when the navigation clears the search', async () => {

@@ -20,6 +20,7 @@ import { startEmailPruner } from './infra/email-pruner.js'
 import { startHousekeeping } from './infra/housekeeping.js'
 import { startLostDispatchSweep } from './infra/lost-dispatch.js'
 import { EmailMetrics } from './infra/metrics.js'
+import { startStatsRefresher } from './infra/stats-rollup.js'
 import { TemplateCache } from './infra/template-renderer.js'
 import { TemplateStore } from './infra/template-store.js'
 
@@ -100,6 +101,7 @@ export async function start(
     startHousekeeping(ctx),
     startLostDispatchSweep(ctx),
     startEmailPruner(ctx),
+    startStatsRefresher(ctx),
   ].filter((l) => l !== null)
   rt.onStop(() => Promise.all(loops.map((l) => l.stop())).then(() => undefined))
   // Subscriptions must reach the server before we report ready.

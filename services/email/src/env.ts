@@ -22,6 +22,21 @@ export const emailEnv = baseEnv.extend({
   EMAIL_RETENTION_DAYS: envInt(0, 0, 3650),
   /** How often the emails past EMAIL_RETENTION_DAYS are deleted. */
   EMAIL_PRUNE_INTERVAL_SECONDS: envInt(3600, 1, 86_400),
+  /**
+   * How often GET /v1/admin/stats' counts (email_status_hours) are recomputed for the current and
+   * previous hour: how far behind the counts of new emails and their status changes can be.
+   */
+  STATS_REFRESH_SECONDS: envInt(60, 1, 3600),
+  /**
+   * How often every hour of the stats' 31 days is recomputed, one statement an hour: a status that
+   * changes days after the email was sent (a bounce, a complaint) shows in the counts by then.
+   */
+  STATS_FULL_REFRESH_SECONDS: envInt(3600, 1, 86_400),
+  /**
+   * Hours of emails one statement of the full stats refresh reads (31 days: 124 statements at 6).
+   * Lower it if a statement nears DATABASE_QUERY_TIMEOUT_MS (about a second per million emails).
+   */
+  STATS_REFRESH_CHUNK_HOURS: envInt(6, 1, 24),
   /** html + text + decoded attachments of one email, at most (with its tracking links). */
   MAX_MESSAGE_BYTES: envInt(10 * 1024 * 1024, 1024),
   /**

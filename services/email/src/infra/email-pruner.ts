@@ -11,8 +11,10 @@ const TALLY_DAYS = 31
  * accepted, and are or were due, more than `days` ago, oldest first through the (created_at, id)
  * index, then their events; recipients and contents go by their foreign keys' cascade. A
  * broadcast's deleted emails are added to `pruned_email_counts` by the deleting statement, so its
- * counts never drop; so are those created less than TALLY_DAYS ago to `pruned_email_tallies`, so
- * `GET /v1/admin/stats` (its windows reach 30 days back) counts them whatever the retention. Rows
+ * counts never drop; so are those created less than TALLY_DAYS ago to `pruned_email_tallies`, by
+ * project, status and hour of creation, so `GET /v1/admin/stats` (its windows reach 30 days back,
+ * by hour: infra/stats-rollup.ts) counts them whatever the retention. By hour, not by creation
+ * time: keyed to the millisecond, the table gained about a row per pruned email. Rows
  * another transaction holds (an open being recorded, a late bounce) are skipped, and the status
  * is checked again on the locked row. Returns how many emails went.
  *
@@ -41,9 +43,10 @@ export function pruneEmails(db: Db, days: number, chunk: number): Promise<number
          ON CONFLICT (broadcast_id, status) DO UPDATE SET count = pruned_email_counts.count + excluded.count
        ), t AS (
          INSERT INTO pruned_email_tallies (created_at, project_id, status, count)
-         SELECT created_at, project_id, status, count(*)::int FROM d
+         SELECT date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+           project_id, status, count(*)::int FROM d
          WHERE created_at >= now() - interval '${TALLY_DAYS} days'
-         GROUP BY created_at, project_id, status ORDER BY created_at, project_id, status
+         GROUP BY hour, project_id, status ORDER BY hour, project_id, status
          ON CONFLICT (created_at, project_id, status) DO UPDATE SET count = pruned_email_tallies.count + excluded.count
        )
        SELECT coalesce(array_agg(id), '{}') AS ids FROM d`,

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
+import { poll } from './poll.js'
 
 export interface Resource<T> {
   data: T | undefined
@@ -9,8 +10,9 @@ export interface Resource<T> {
 }
 
 /**
- * Loads `load()` when `deps` change, and again every `pollMs` while the tab is visible. Answers
- * that arrive after a newer request started are dropped, so a slow old answer never wins.
+ * Loads `load()` when `deps` change, and again every `pollMs` while the tab is visible, a poll
+ * starting only once no load is in flight (poll.ts). Answers that arrive after a newer request
+ * started are dropped, so a slow old answer never wins.
  */
 export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?: number): Resource<T> {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true })
@@ -18,10 +20,13 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?:
   const loadRef = useRef(load)
   loadRef.current = load
 
-  const run = useCallback((initial: boolean) => {
+  /** The newest load while it runs: a poll waits for it rather than adding a request. */
+  const inFlight = useRef<Promise<void> | null>(null)
+
+  const run = useCallback((initial: boolean): Promise<void> => {
     const n = ++seq.current
     if (initial) setState({ loading: true })
-    loadRef.current().then(
+    const p = loadRef.current().then(
       (data) => {
         if (n === seq.current) setState({ data, loading: false })
       },
@@ -30,23 +35,29 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?:
           setState((s) => ({ ...(initial ? {} : { data: s.data }), error, loading: false }))
       },
     )
+    inFlight.current = p
+    void p.finally(() => {
+      if (inFlight.current === p) inFlight.current = null
+    })
+    return p
   }, [])
 
   useEffect(
-    () => run(true),
+    () => void run(true),
     // biome-ignore lint/correctness/useExhaustiveDependencies: the caller's deps decide when to reload
     deps,
   )
 
   useEffect(() => {
     if (!pollMs) return
-    const t = window.setInterval(() => {
-      if (document.visibilityState === 'visible') run(false)
-    }, pollMs)
-    return () => window.clearInterval(t)
+    return poll(
+      pollMs,
+      () => inFlight.current ?? run(false),
+      () => document.visibilityState === 'visible',
+    )
   }, [pollMs, run])
 
-  const reload = useCallback(() => run(false), [run])
+  const reload = useCallback(() => void run(false), [run])
   return { data: state.data, error: state.error, loading: state.loading, reload }
 }
 
