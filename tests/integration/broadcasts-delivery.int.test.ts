@@ -14,6 +14,8 @@ const { stack, client, relay } = useStack(['auth', 'email', 'broadcast', 'gatewa
     BROADCAST_RATE_SHARE: '0.5',
     BROADCAST_POLL_MS: '50',
     BROADCAST_LEASE_SECONDS: '2',
+    // Progress and delivered counts are read as the background recount stores them: soon here.
+    BROADCAST_COUNTS_REFRESH_MS: '50',
   },
   dispatcher: { SMTP_POOL_SIZE: '20' },
 })

@@ -13,6 +13,8 @@ const { client } = useStack(['auth', 'email', 'broadcast', 'gateway'], {
     BROADCAST_POLL_MS: '50',
     BROADCAST_RESUME_SECONDS: '1',
     BROADCAST_LEASE_SECONDS: '2',
+    // Progress while sending is read as the background recount stores it: soon here.
+    BROADCAST_COUNTS_REFRESH_MS: '100',
   },
 })
 

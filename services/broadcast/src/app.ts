@@ -8,6 +8,8 @@ import { serveBroadcasts } from './handlers/broadcasts.js'
 import { serveContacts } from './handlers/contacts.js'
 import { serveUnsubscribe } from './handlers/unsubscribe.js'
 import { ChunkSender } from './infra/chunk-sender.js'
+import { startCountRefresher } from './infra/count-refresher.js'
+import { CountStore } from './infra/count-store.js'
 import { EmailClient } from './infra/email-client.js'
 import { BroadcastMetrics } from './infra/metrics.js'
 import { startSenderLoop } from './infra/sender-loop.js'
@@ -23,9 +25,13 @@ export interface BroadcastContext {
   metrics: BroadcastMetrics
 }
 
+/** A recount's lease beyond the query timeout that bounds it (DATABASE_QUERY_TIMEOUT_MS=0: a minute). */
+const RECOUNT_LEASE_MARGIN_MS = 5_000
+
 /**
  * Starts the broadcast service: contacts, audiences and broadcasts over the route catalog, the
- * one-click unsubscribe subject, and the loop that sends due broadcasts through the email service.
+ * one-click unsubscribe subject, the loop that sends due broadcasts through the email service,
+ * and the one that keeps their stored email counts fresh.
  */
 export async function start(env: BroadcastEnv): Promise<Runtime<BroadcastEnv>> {
   const links = linksFromEnv(env)
@@ -57,9 +63,17 @@ export async function start(env: BroadcastEnv): Promise<Runtime<BroadcastEnv>> {
     onLost: (b) =>
       rt.logger.info({ broadcastId: b.id }, 'broadcast lease lost; left to whoever holds it now'),
   })
+  const counts = new CountStore(rt.db)
+  const schedule = {
+    refreshMs: env.BROADCAST_COUNTS_REFRESH_MS,
+    recentMs: env.BROADCAST_COUNTS_RECENT_SECONDS * 1000,
+    maxMs: env.BROADCAST_COUNTS_MAX_INTERVAL_SECONDS * 1000,
+  }
   const chunks = new ChunkSender({
     store,
     leases,
+    counts,
+    countRefreshMs: schedule.refreshMs,
     client: ctx.client,
     links,
     metrics: ctx.metrics,
@@ -74,6 +88,15 @@ export async function start(env: BroadcastEnv): Promise<Runtime<BroadcastEnv>> {
     { pollMs: env.BROADCAST_POLL_MS, concurrency: env.BROADCAST_CONCURRENCY, leaseMs },
   )
   rt.onStop(() => loop.stop())
+  const refresher = startCountRefresher(
+    { store: counts, bus: rt.bus, logger: rt.logger },
+    {
+      pollMs: Math.min(env.BROADCAST_POLL_MS, schedule.refreshMs),
+      leaseMs: (env.DATABASE_QUERY_TIMEOUT_MS || 60_000) + RECOUNT_LEASE_MARGIN_MS,
+      schedule,
+    },
+  )
+  rt.onStop(() => refresher.stop())
   // Subscriptions must reach the server before we report ready.
   await rt.bus.flush()
   rt.started()

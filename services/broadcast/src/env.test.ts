@@ -13,6 +13,13 @@ describe('broadcast env', () => {
     expect(env.PUBLIC_URL).toBe('http://localhost:3000')
   })
 
+  it('recounts broadcast emails every 5 s while recent, then at most daily', () => {
+    const env = loadEnv(base)
+    expect(env.BROADCAST_COUNTS_REFRESH_MS).toBe(5_000)
+    expect(env.BROADCAST_COUNTS_RECENT_SECONDS).toBe(3_600)
+    expect(env.BROADCAST_COUNTS_MAX_INTERVAL_SECONDS).toBe(86_400)
+  })
+
   it('takes fractional seconds for tests', () => {
     const env = loadEnv({ ...base, BROADCAST_RESUME_SECONDS: '0.5', BROADCAST_LEASE_SECONDS: '1.5' })
     expect(env.BROADCAST_RESUME_SECONDS).toBe(0.5)
@@ -23,6 +30,7 @@ describe('broadcast env', () => {
     for (const [k, v] of [
       ['BROADCAST_CHUNK_SIZE', '101'],
       ['BROADCAST_RESUME_SECONDS', 'soon'],
+      ['BROADCAST_COUNTS_REFRESH_MS', '5'],
       ['PUBLIC_URL', 'ftp://x'],
       ['TRACKING_SECRET', 'short'],
     ] as const) {

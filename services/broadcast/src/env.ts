@@ -25,6 +25,19 @@ export const broadcastEnv = baseEnv
     /** Wait for the email service to accept one chunk. */
     BROADCAST_SEND_TIMEOUT_MS: envInt(30_000, 1_000, 300_000),
     /**
+     * How often the stored email counts of a broadcast that is sending, paused or finished less
+     * than BROADCAST_COUNTS_RECENT_SECONDS ago are recounted: what list and get answer lags by up
+     * to this (the dashboard polls every few seconds). Each recount reads one broadcast's emails.
+     */
+    BROADCAST_COUNTS_REFRESH_MS: envInt(5_000, 10, 3_600_000),
+    /** How long after it finished (sent or canceled) a broadcast's counts stay on the refresh interval. */
+    BROADCAST_COUNTS_RECENT_SECONDS: seconds(3_600, 0, 30 * 86_400),
+    /**
+     * Past that, a broadcast's counts are recounted at a tenth of its age (bounces and complaints
+     * still come), at most this far apart.
+     */
+    BROADCAST_COUNTS_MAX_INTERVAL_SECONDS: seconds(86_400, 1, 30 * 86_400),
+    /**
      * The email service's limit on one email's html + text (same setting, same default): a
      * contact whose email renders larger is skipped before anything is held for its chunk.
      */

@@ -25,24 +25,28 @@ import {
   cancelBroadcast,
   createBroadcast,
   deleteDraft,
-  emailCounts,
   findBroadcast,
   listBroadcasts,
   markSent,
   updateDraft,
 } from '../infra/broadcast-store.js'
+import { storedCounts } from '../infra/count-store.js'
 import { checkSendable } from '../infra/send-check.js'
 
 /** Sends of a draft that a PATCH changed under them, checked again before giving up. */
 const MARK_SENT_TRIES = 5
 
-/** Records with their email counts (a draft has no emails, so it costs no query). */
+/**
+ * Records with their email counts as last recounted (count-store.ts), one stored row each, never
+ * counted from the emails here: a page of large broadcasts was tens of millions of emails to count
+ * at every read (a draft has no emails, so it costs no query).
+ */
 async function withCounts<R extends BroadcastSummaryRow, T>(
   db: Db,
   rows: R[],
   toRecord: (row: R, counts: Record<string, number>) => T,
 ): Promise<T[]> {
-  const counts = await emailCounts(
+  const counts = await storedCounts(
     db,
     rows.filter((r) => r.status !== 'draft').map((r) => r.id),
   )

@@ -172,13 +172,21 @@ export async function markSent(
   plan: SendPlan,
 ): Promise<BroadcastRow | null> {
   const project = caller.project!
+  // With the broadcast's row of stored counts (count-store.ts), counted (none yet) and due when
+  // the sender takes it up, in the same statement: a broadcast past draft always has one.
   const rows = await db.$queryRawUnsafe<BroadcastRow[]>(
-    `UPDATE broadcasts b SET status = $3, scheduled_at = $4, resume_at = $5, project_slug = $6, mode = $7,
-       api_key_id = $8, updated_at = now()
-     WHERE b.project_id = $1 AND b.id = $2 AND b.status = 'draft'
-       AND b.audience_id = $9 AND b.from_address = $10 AND b.subject = $11
-       AND b.html IS NOT DISTINCT FROM $12 AND b.text IS NOT DISTINCT FROM $13
-     RETURNING ${COLUMNS}`,
+    `WITH sent AS (
+       UPDATE broadcasts b SET status = $3, scheduled_at = $4, resume_at = $5, project_slug = $6, mode = $7,
+         api_key_id = $8, updated_at = now()
+       WHERE b.project_id = $1 AND b.id = $2 AND b.status = 'draft'
+         AND b.audience_id = $9 AND b.from_address = $10 AND b.subject = $11
+         AND b.html IS NOT DISTINCT FROM $12 AND b.text IS NOT DISTINCT FROM $13
+       RETURNING ${COLUMNS}),
+     counted AS (
+       INSERT INTO broadcast_email_counts (broadcast_id, counted_at, due_at)
+       SELECT id, now(), "resumeAt" FROM sent
+       ON CONFLICT (broadcast_id) DO NOTHING)
+     SELECT * FROM sent`,
     project.id,
     checked.id,
     plan.status,
@@ -211,30 +219,6 @@ export async function cancelBroadcast(db: Sql, projectId: string, id: string): P
   )
   if (row) return row
   throw notCancelable((await findBroadcast(db, projectId, id)).status)
-}
-
-/**
- * Email status → count for each broadcast, from the emails the email service recorded for it,
- * plus those it has since deleted under EMAIL_RETENTION_DAYS (counted in pruned_email_counts by
- * the same statement that deleted them).
- */
-export async function emailCounts(
-  db: Sql,
-  ids: readonly string[],
-): Promise<Map<string, Record<string, number>>> {
-  const out = new Map<string, Record<string, number>>(ids.map((id) => [id, {}]))
-  if (ids.length === 0) return out
-  const rows = await db.$queryRawUnsafe<Array<{ broadcastId: string; status: string; n: number }>>(
-    `SELECT broadcast_id AS "broadcastId", status, sum(n)::int AS n FROM (
-       SELECT broadcast_id, status, count(*) AS n FROM emails
-       WHERE broadcast_id = ANY($1::text[]) GROUP BY broadcast_id, status
-       UNION ALL
-       SELECT broadcast_id, status, count AS n FROM pruned_email_counts WHERE broadcast_id = ANY($1::text[])
-     ) x GROUP BY broadcast_id, status`,
-    [...ids],
-  )
-  for (const r of rows) out.get(r.broadcastId)![r.status] = Number(r.n)
-  return out
 }
 
 /** The audience's first contact in send order, for the dry run that checks a broadcast at send time. */

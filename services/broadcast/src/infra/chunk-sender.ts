@@ -6,6 +6,7 @@ import { type CompiledTemplate, compileTemplate } from '@mailer/templating'
 import { GroupFiller } from '../domain/batch-groups.js'
 import { type ChunkEntry, type ItemResult, pausesBroadcast, settleChunk } from '../domain/chunk-outcome.js'
 import { type BroadcastSendInput, personalize } from '../domain/personalize.js'
+import type { CountStore } from './count-store.js'
 import type { EmailClient } from './email-client.js'
 import type { BroadcastMetrics } from './metrics.js'
 import type { AudienceContact, ClaimedBroadcast, SenderStore } from './sender-store.js'
@@ -17,6 +18,10 @@ export interface ChunkSenderDeps {
   store: SenderStore
   /** Renews the leases of the broadcasts being sent; a write of `b` waits for a renewal in progress. */
   leases: LeaseKeeper<ClaimedBroadcast>
+  /** A broadcast's counts are recounted before it is marked sent or paused. */
+  counts: Pick<CountStore, 'recountNow'>
+  /** BROADCAST_COUNTS_REFRESH_MS: the refresher's next recount of it after that. */
+  countRefreshMs: number
   client: EmailClient
   links: Links
   metrics: BroadcastMetrics
@@ -151,6 +156,7 @@ export class ChunkSender {
     const { store, leases } = this.d
     return {
       pause: async (...args) => {
+        await this.recount(b)
         await leases.release(b)
         return store.pause(...args)
       },
@@ -163,6 +169,7 @@ export class ChunkSender {
   }
 
   private async finish(b: ClaimedBroadcast, cursor: string | null, complete: boolean): Promise<Step> {
+    if (complete) await this.recount(b)
     await this.d.leases.release(b)
     // Sent before the write: the lease it renews began no earlier.
     const at = performance.now()
@@ -175,6 +182,23 @@ export class ChunkSender {
     this.templates.delete(b.id)
     this.d.logger.info({ broadcastId: b.id }, 'broadcast sent')
     return 'sent'
+  }
+
+  /**
+   * Recounts a broadcast about to be marked sent or paused, while its lease is still renewed: no
+   * email of it is created until it resumes, so a reader that sees it `sent` or `paused` sees all
+   * of them in `counts` rather than the refresher's last count (BROADCAST_COUNTS_REFRESH_MS old).
+   * A recount that fails only leaves that to the refresher.
+   */
+  private async recount(b: ClaimedBroadcast): Promise<void> {
+    try {
+      await this.d.counts.recountNow(b.id, this.d.countRefreshMs)
+    } catch (err) {
+      this.d.logger.warn(
+        { err, broadcastId: b.id },
+        'recounting a broadcast as it stops failed; the refresher will',
+      )
+    }
   }
 
   private compiled(b: ClaimedBroadcast): CompiledTemplate {
