@@ -9,27 +9,52 @@ export interface Resource<T> {
 }
 
 /**
- * Loads `load()` when `deps` change, and again every `pollMs` while the tab is visible. Answers
- * that arrive after a newer request started are dropped, so a slow old answer never wins.
+ * Calls `tick` every `ms` while the tab is visible, but never while the read it started last is
+ * still running (`busy`): a list whose read takes longer than its poll interval (a filter on a
+ * large project) was asked again and again, its reads piling up on the database.
+ */
+export function usePoll(tick: () => void, busy: () => boolean, ms: number | undefined): void {
+  const tickRef = useRef(tick)
+  tickRef.current = tick
+  const busyRef = useRef(busy)
+  busyRef.current = busy
+  useEffect(() => {
+    if (!ms) return
+    const t = window.setInterval(() => {
+      if (document.visibilityState === 'visible' && !busyRef.current()) tickRef.current()
+    }, ms)
+    return () => window.clearInterval(t)
+  }, [ms])
+}
+
+/**
+ * Loads `load()` when `deps` change, and again every `pollMs` while the tab is visible (not while
+ * a read is still running: usePoll). Answers that arrive after a newer request started are
+ * dropped, so a slow old answer never wins.
  */
 export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?: number): Resource<T> {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true })
   const seq = useRef(0)
+  const running = useRef(0)
   const loadRef = useRef(load)
   loadRef.current = load
 
   const run = useCallback((initial: boolean) => {
     const n = ++seq.current
     if (initial) setState({ loading: true })
-    loadRef.current().then(
-      (data) => {
-        if (n === seq.current) setState({ data, loading: false })
-      },
-      (error: Error) => {
-        if (n === seq.current)
-          setState((s) => ({ ...(initial ? {} : { data: s.data }), error, loading: false }))
-      },
-    )
+    running.current++
+    loadRef
+      .current()
+      .then(
+        (data) => {
+          if (n === seq.current) setState({ data, loading: false })
+        },
+        (error: Error) => {
+          if (n === seq.current)
+            setState((s) => ({ ...(initial ? {} : { data: s.data }), error, loading: false }))
+        },
+      )
+      .finally(() => running.current--)
   }, [])
 
   useEffect(
@@ -38,13 +63,11 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?:
     deps,
   )
 
-  useEffect(() => {
-    if (!pollMs) return
-    const t = window.setInterval(() => {
-      if (document.visibilityState === 'visible') run(false)
-    }, pollMs)
-    return () => window.clearInterval(t)
-  }, [pollMs, run])
+  usePoll(
+    () => run(false),
+    () => running.current > 0,
+    pollMs,
+  )
 
   const reload = useCallback(() => run(false), [run])
   return { data: state.data, error: state.error, loading: state.loading, reload }
