@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  cursorPlace,
   newestFirst,
   type Rows,
   withFirstPage,
@@ -69,5 +70,46 @@ describe('emails list: a refreshed first page and Load more', () => {
       data: all,
       nextCursor: null,
     })
+  })
+})
+
+/** The cursor the API gives for a place (`<ISO time>|<id>`, base64url). */
+const cursorAt = (r: Row) => Buffer.from(`${r.createdAt}|${r.id}`).toString('base64url')
+
+describe('emails list: pages of a filter that stopped reading before the page was full', () => {
+  const all = range(0, 30)
+
+  it('reads the place a cursor goes on from, and nothing else', () => {
+    expect(cursorPlace(cursorAt(all[3]!))).toEqual(all[3])
+    expect(cursorPlace('e0995')).toBeNull()
+  })
+
+  it('goes on from an empty page that has a cursor, keeping the rows shown', () => {
+    const shown = { data: [all[2]!], nextCursor: cursorAt(all[9]!) }
+    const next = { data: [], nextCursor: cursorAt(all[19]!) }
+    expect(withNextPage(shown, next, newestFirst)).toEqual({ data: [all[2]], nextCursor: next.nextCursor })
+    // From nothing shown yet, too.
+    expect(withNextPage({ data: [], nextCursor: cursorAt(all[9]!) }, next, newestFirst)).toEqual(next)
+  })
+
+  it('keeps the rows found further down when the first page, read again, is empty with a cursor', () => {
+    const shown = { data: [all[15]!, all[22]!], nextCursor: null }
+    const first = { data: [], nextCursor: cursorAt(all[9]!) }
+    expect(withFirstPage(shown, first, newestFirst)).toEqual(shown)
+  })
+
+  it('drops the rows above where the first page read to that it no longer has (they left the filter)', () => {
+    const shown = { data: [all[2]!, all[15]!], nextCursor: cursorAt(all[19]!) }
+    const first = { data: [], nextCursor: cursorAt(all[9]!) }
+    expect(withFirstPage(shown, first, newestFirst)).toEqual({
+      data: [all[15]],
+      nextCursor: shown.nextCursor,
+    })
+  })
+
+  it('takes a short first page that read past the rows shown as the whole of them', () => {
+    const shown = { data: [all[2]!], nextCursor: cursorAt(all[9]!) }
+    const first = { data: [all[1]!], nextCursor: cursorAt(all[12]!) }
+    expect(withFirstPage(shown, first, newestFirst)).toEqual(first)
   })
 })

@@ -94,3 +94,20 @@ export function page<T extends { createdAt: Date | string; id: string }, R>(
     nextCursor: more && last ? encodeCursor({ createdAt: new Date(last.createdAt), id: last.id }) : null,
   }
 }
+
+/**
+ * The page of a list whose filter is applied while reading at most a budget of rows past the
+ * cursor (docs/api.md, "Lists"): `rows` are the matches found (up to `limit + 1`), `stop` the
+ * last row the scan read when it ran out of budget (null when it reached the end). A short page,
+ * even an empty one, then carries a cursor from `stop`, so the next request goes on from there
+ * and every match is still returned exactly once.
+ */
+export function scannedPage<T extends { createdAt: Date | string; id: string }, R>(
+  rows: T[],
+  limit: number,
+  map: (row: T) => R,
+  stop: Cursor | null,
+): { data: R[]; nextCursor: string | null } {
+  if (rows.length > limit || !stop) return page(rows, limit, map)
+  return { data: rows.map(map), nextCursor: encodeCursor(stop) }
+}

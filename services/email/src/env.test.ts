@@ -15,6 +15,7 @@ describe('email env', () => {
       DOMAIN_VERIFICATION: 'skip',
       TEST_SKIP_OUTBOX_PUBLISH: false,
       TRACKING_ACK_WAIT_SECONDS: 10,
+      LIST_SCAN_ROWS: 20_000,
     })
   })
 
@@ -33,5 +34,6 @@ describe('email env', () => {
     expect(() => loadEnv({ ...base, RATE_LIMIT: 'lots' })).toThrow(/RATE_LIMIT/)
     expect(() => loadEnv({ ...base, DOMAIN_VERIFICATION: 'maybe' })).toThrow(/DOMAIN_VERIFICATION/)
     expect(() => loadEnv({ ...base, TRACKING_ACK_WAIT_SECONDS: '0' })).toThrow(/TRACKING_ACK_WAIT_SECONDS/)
+    expect(() => loadEnv({ ...base, LIST_SCAN_ROWS: '0' })).toThrow(/LIST_SCAN_ROWS/)
   })
 })

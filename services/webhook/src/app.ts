@@ -90,7 +90,7 @@ export async function start(env: WebhookEnv): Promise<Runtime<WebhookEnv>> {
   }
   serveWebhooks(deps)
   serveDeliveries(deps)
-  serveEvents(bus, db, SERVICE)
+  serveEvents(bus, db, SERVICE, env.LIST_SCAN_ROWS)
 
   worker.start()
   rt.onStop(() => sender.close())

@@ -17,6 +17,8 @@ describe('webhook env', () => {
     expect(env.WEBHOOK_CLEANUP_WAIT_MS).toBe(2_000)
     // A killed replica's events go to another one within seconds (heartbeats keep slow ones).
     expect(env.WEBHOOK_FANOUT_ACK_WAIT_SECONDS).toBe(10)
+    // A filtered event list reads at most this many rows per request.
+    expect(env.LIST_SCAN_ROWS).toBe(20_000)
   })
 
   it('parses a short schedule and the flags', () => {
@@ -39,6 +41,7 @@ describe('webhook env', () => {
       ['WEBHOOK_ALLOW_PRIVATE', 'maybe'],
       ['WEBHOOK_FANOUT_ACK_WAIT_SECONDS', '0'],
       ['WEBHOOK_CLEANUP_WAIT_MS', '9000'],
+      ['LIST_SCAN_ROWS', '0'],
       // Not longer than the EVENTS stream keeps events (7 days): an event redelivered from it
       // would find no delivery and be delivered again.
       ['WEBHOOK_DELIVERY_RETENTION_DAYS', '7'],

@@ -4,9 +4,9 @@ import {
   type Caller,
   decodeCursor,
   fail,
-  page,
   parseQuery,
   type SendResult,
+  scannedPage,
 } from '@mailer/contracts'
 import type { EmailContext } from '../app.js'
 import { toContentRecord, toEmailRecord, toSummaryRecord } from '../domain/records.js'
@@ -20,15 +20,15 @@ import { listProjects } from '../infra/projects.js'
  */
 export function serveAdminEmails(ctx: EmailContext): void {
   const { rt } = ctx
-  const store = new EmailStore(rt.db, ctx.outbox)
+  const store = new EmailStore(rt.db, ctx.outbox, rt.env.LIST_SCAN_ROWS)
   const resolver = projectResolver(rt.bus)
 
   serveRoutes(rt.bus, 'email', {
     'api.email.emails.admin-list': async ({ query }) => {
       const q = parseQuery(AdminListEmailsQuery, query)
       const projectId = q.project ? (await resolver.resolve(q.project, 'project')).id : null
-      const rows = await store.list(projectId, q, decodeCursor(q.cursor, 'email'))
-      return page(rows, q.limit, (e) => ({ ...toSummaryRecord(e), projectId: e.projectId }))
+      const { rows, stop } = await store.list(projectId, q, decodeCursor(q.cursor, 'email'))
+      return scannedPage(rows, q.limit, (e) => ({ ...toSummaryRecord(e), projectId: e.projectId }), stop)
     },
 
     'api.email.emails.admin-get': async ({ params }) => {

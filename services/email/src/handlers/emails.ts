@@ -3,11 +3,11 @@ import {
   decodeCursor,
   fail,
   ListEmailsQuery,
-  page,
   parseBody,
   parseQuery,
   RescheduleBody,
   requireProject,
+  scannedPage,
 } from '@mailer/contracts'
 import type { EmailContext } from '../app.js'
 import { toContentRecord, toEmailRecord, toSummaryRecord } from '../domain/records.js'
@@ -17,7 +17,7 @@ import { EmailStore } from '../infra/email-store.js'
 /** Reading, listing, canceling and rescheduling emails (contract.md part 3). */
 export function serveEmails(ctx: EmailContext): void {
   const { rt } = ctx
-  const store = new EmailStore(rt.db, ctx.outbox)
+  const store = new EmailStore(rt.db, ctx.outbox, rt.env.LIST_SCAN_ROWS)
 
   const record = async (projectId: string, id: string) => {
     const { email, events } = await store.get(projectId, id)
@@ -29,8 +29,8 @@ export function serveEmails(ctx: EmailContext): void {
       const project = requireProject(caller)
       const q = parseQuery(ListEmailsQuery, query)
       const after = decodeCursor(q.cursor, 'email')
-      const rows = await store.list(project.id, q, after)
-      return page(rows, q.limit, toSummaryRecord)
+      const { rows, stop } = await store.list(project.id, q, after)
+      return scannedPage(rows, q.limit, toSummaryRecord, stop)
     },
 
     'api.email.emails.get': async ({ caller, params }) => record(requireProject(caller).id, params.id ?? ''),

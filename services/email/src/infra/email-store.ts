@@ -8,7 +8,7 @@ import {
   noSuch,
   tagSplits,
 } from '@mailer/contracts'
-import { type Db, type Email, likeLiteral, type Prisma } from '@mailer/db'
+import { type Db, type Email, likeLiteral, type Prisma, pastPlace, scanStop, upToPlace } from '@mailer/db'
 import { buildEvent, type EmailSummary, type NewEvent, recordEvents } from '@mailer/email-core'
 
 const DAY_MS = 86_400_000
@@ -33,6 +33,8 @@ export class EmailStore {
   constructor(
     private readonly db: Db,
     private readonly outbox: Outbox,
+    /** Rows a filtered list reads past its cursor at most (LIST_SCAN_ROWS). */
+    private readonly scanRows = 20_000,
   ) {}
 
   /**
@@ -54,31 +56,56 @@ export class EmailStore {
     return { email, events }
   }
 
-  /** Newest first, `limit + 1` rows so the caller can tell whether another page exists. */
-  list(projectId: string | null, q: ListEmailsQuery, after: Cursor | undefined): Promise<Email[]> {
-    const and: Prisma.EmailWhereInput[] = projectId ? [{ projectId }] : []
-    if (q.status) and.push({ status: q.status })
-    if (q.to) and.push({ recipients: { some: { address: q.to } } })
+  /**
+   * Newest first, up to `limit + 1` matching rows so the caller can tell whether another page
+   * exists. `status`, `from`, `q` and `tag` have no index: they are checked on the rows read in
+   * the list's order, so a filter few rows match would read the project's whole history. The
+   * scan therefore reads at most `scanRows` rows past the cursor and says where it stopped
+   * (`stop`, null when it reached the end): the caller answers a short page with a cursor from
+   * there (scannedPage). `to` goes through email_recipients_address_idx and reads only that
+   * address's emails: it is not bounded.
+   */
+  async list(
+    projectId: string | null,
+    q: ListEmailsQuery,
+    after: Cursor | undefined,
+  ): Promise<{ rows: Email[]; stop: Cursor | null }> {
+    // What the (project_id, created_at, id) or (created_at, id) index reads in order.
+    const scope: Prisma.EmailWhereInput[] = projectId ? [{ projectId }] : []
+    if (q.since) scope.push({ createdAt: { gte: new Date(q.since) } })
+    if (q.until) scope.push({ createdAt: { lt: new Date(q.until) } })
+    if (after) scope.push(pastPlace(after))
+    const filters: Prisma.EmailWhereInput[] = []
+    if (q.status) filters.push({ status: q.status })
     if (q.from)
-      and.push({
+      filters.push({
         OR: [
           { from: { equals: q.from, mode: 'insensitive' } },
           { from: { endsWith: `<${likeLiteral(q.from)}>`, mode: 'insensitive' } },
         ],
       })
-    if (q.q) and.push({ subject: { contains: likeLiteral(q.q), mode: 'insensitive' } })
-    if (q.tag) and.push({ OR: tagSplits(q.tag).map(([k, v]) => ({ tags: { path: [k], equals: v } })) })
-    if (q.since) and.push({ createdAt: { gte: new Date(q.since) } })
-    if (q.until) and.push({ createdAt: { lt: new Date(q.until) } })
-    if (after)
-      and.push({
-        OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }],
-      })
-    return this.db.email.findMany({
-      where: { AND: and },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    if (q.q) filters.push({ subject: { contains: likeLiteral(q.q), mode: 'insensitive' } })
+    if (q.tag) filters.push({ OR: tagSplits(q.tag).map(([k, v]) => ({ tags: { path: [k], equals: v } })) })
+    const orderBy: Prisma.EmailOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'desc' }]
+    const bounded = filters.length > 0 && !q.to
+    const stop = bounded
+      ? scanStop(
+          await this.db.email.findMany({
+            where: { AND: scope },
+            orderBy,
+            skip: this.scanRows - 1,
+            take: 2,
+            select: { createdAt: true, id: true },
+          }),
+        )
+      : null
+    if (q.to) filters.push({ recipients: { some: { address: q.to } } })
+    const rows = await this.db.email.findMany({
+      where: { AND: [...scope, ...filters, ...(stop ? [upToPlace(stop)] : [])] },
+      orderBy,
       take: q.limit + 1,
     })
+    return { rows, stop }
   }
 
   /** The stored content; 404 `content_expired` once its retention has passed (or it was purged). */

@@ -33,12 +33,12 @@ const filterOf = (q: EventsQuery) => ({
 })
 
 /** The event log: `GET /v1/events` (and its admin mirror) and `GET /v1/admin/events`. */
-export function serveEvents(bus: Bus, db: Db, queue: string): void {
+export function serveEvents(bus: Bus, db: Db, queue: string, scanRows: number): void {
   serveRoutes(bus, queue, {
     'api.webhook.events.list': async ({ caller, query }) => {
       const project = requireProject(caller)
       const q = parseQuery(EventsQuery, query)
-      return listEvents(db, { ...filterOf(q), projectId: project.id, modes: modesFor(caller) })
+      return listEvents(db, { ...filterOf(q), projectId: project.id, modes: modesFor(caller) }, scanRows)
     },
 
     'api.webhook.events.admin-list': async ({ query }) => {
@@ -61,12 +61,16 @@ export function serveEvents(bus: Bus, db: Db, queue: string): void {
           throw e
         }
       }
-      return listEvents(db, {
-        ...filterOf(q),
-        ...(projectId ? { projectId } : {}),
-        modes: ['live'],
-        withProject: true,
-      })
+      return listEvents(
+        db,
+        {
+          ...filterOf(q),
+          ...(projectId ? { projectId } : {}),
+          modes: ['live'],
+          withProject: true,
+        },
+        scanRows,
+      )
     },
   })
 }

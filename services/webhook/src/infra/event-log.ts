@@ -1,6 +1,8 @@
-import { decodeCursor, page } from '@mailer/contracts'
-import type { Db, Prisma } from '@mailer/db'
+import { decodeCursor, scannedPage } from '@mailer/contracts'
+import { type Db, type Prisma, pastPlace, scanStop, upToPlace } from '@mailer/db'
 import { orderPayload } from '../domain/payload.js'
+
+const ALL_MODES = ['live', 'test'] as const
 
 export interface EventLogFilter {
   /** Undefined: every project (admin). */
@@ -20,30 +22,51 @@ export interface EventLogFilter {
  * `GET /v1/events`: rows of `email_events`, newest first, keyset-paginated on (created_at, id);
  * each item is the stored payload, exactly what webhooks receive (and its `projectId` with
  * `withProject`). `since` is inclusive, `until` exclusive.
+ *
+ * `type` and `mode` have no index: they are checked on the rows read in the list's order, so a
+ * type few events have would read the project's whole log. Such a list reads at most `scanRows`
+ * rows past the cursor; a page not full by then is answered with a cursor from where the scan
+ * stopped (docs/api.md, "Lists"). `emailId` reads only that email's events: not bounded.
  */
 export async function listEvents(
   db: Db,
   f: EventLogFilter,
+  scanRows: number,
 ): Promise<{ data: Record<string, unknown>[]; nextCursor: string | null }> {
   const cursor = decodeCursor(f.cursor, 'event')
-  const and: Prisma.EmailEventWhereInput[] = [{ mode: { in: f.modes } }]
-  if (f.projectId) and.push({ projectId: f.projectId })
-  if (f.type) and.push({ type: f.type })
-  if (f.emailId) and.push({ emailId: f.emailId })
-  if (f.since) and.push({ createdAt: { gte: new Date(f.since) } })
-  if (f.until) and.push({ createdAt: { lt: new Date(f.until) } })
-  if (cursor) {
-    and.push({
-      OR: [{ createdAt: { lt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { lt: cursor.id } }],
-    })
-  }
+  // What the (project_id, created_at, id) or (created_at, id) index reads in order.
+  const scope: Prisma.EmailEventWhereInput[] = []
+  if (f.projectId) scope.push({ projectId: f.projectId })
+  if (f.since) scope.push({ createdAt: { gte: new Date(f.since) } })
+  if (f.until) scope.push({ createdAt: { lt: new Date(f.until) } })
+  if (cursor) scope.push(pastPlace(cursor))
+  const filters: Prisma.EmailEventWhereInput[] = []
+  if (!ALL_MODES.every((m) => f.modes.includes(m))) filters.push({ mode: { in: f.modes } })
+  if (f.type) filters.push({ type: f.type })
+  const orderBy: Prisma.EmailEventOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'desc' }]
+  const stop =
+    filters.length > 0 && !f.emailId
+      ? scanStop(
+          await db.emailEvent.findMany({
+            where: { AND: scope },
+            orderBy,
+            skip: scanRows - 1,
+            take: 2,
+            select: { createdAt: true, id: true },
+          }),
+        )
+      : null
+  if (f.emailId) filters.push({ emailId: f.emailId })
   const rows = await db.emailEvent.findMany({
-    where: { AND: and },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    where: { AND: [...scope, ...filters, ...(stop ? [upToPlace(stop)] : [])] },
+    orderBy,
     take: f.limit + 1,
     select: { id: true, createdAt: true, payload: true, projectId: true },
   })
-  return page(rows, f.limit, (r) =>
-    f.withProject ? { ...orderPayload(r.payload), projectId: r.projectId } : orderPayload(r.payload),
+  return scannedPage(
+    rows,
+    f.limit,
+    (r) => (f.withProject ? { ...orderPayload(r.payload), projectId: r.projectId } : orderPayload(r.payload)),
+    stop,
   )
 }

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { type Order, withFirstPage, withNextPage } from './live-list.js'
 import type { DataList, Page } from './types.js'
-import { type Resource, useResource } from './use-resource.js'
+import { type Resource, usePoll, useResource } from './use-resource.js'
 
 export interface PagedList<T> extends Resource<Page<T>> {
   /** Reads one more page (the button shows while `data.nextCursor` is set). */
@@ -98,28 +98,29 @@ export function useLiveList<T extends { id: string }>(
   const orderRef = useRef(order)
   orderRef.current = order
   const seq = useRef(0)
+  const running = useRef(0)
 
   const refresh = useCallback(() => {
     // Only the newest first-page read counts: a slow older one never wins.
     const n = ++seq.current
-    loadRef.current(undefined).then(
-      (first) => {
-        if (n === seq.current)
-          setState((s) => ({ data: withFirstPage(s.data, first, orderRef.current), loading: false }))
-      },
-      (error: Error) => {
-        if (n === seq.current) setState((s) => ({ ...s, error, loading: false }))
-      },
-    )
+    running.current++
+    loadRef
+      .current(undefined)
+      .then(
+        (first) => {
+          if (n === seq.current)
+            setState((s) => ({ data: withFirstPage(s.data, first, orderRef.current), loading: false }))
+        },
+        (error: Error) => {
+          if (n === seq.current) setState((s) => ({ ...s, error, loading: false }))
+        },
+      )
+      .finally(() => running.current--)
   }, [])
 
-  useEffect(() => {
-    refresh()
-    const t = window.setInterval(() => {
-      if (document.visibilityState === 'visible') refresh()
-    }, pollMs)
-    return () => window.clearInterval(t)
-  }, [pollMs, refresh])
+  useEffect(() => refresh(), [refresh])
+  // Not while the last first-page read is still running (a slow filter would pile reads up).
+  usePoll(refresh, () => running.current > 0, pollMs)
 
   const loadMore = () => {
     const cursor = state.data?.nextCursor

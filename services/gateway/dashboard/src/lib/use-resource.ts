@@ -1,5 +1,4 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
-import { poll } from './poll.js'
 
 export interface Resource<T> {
   data: T | undefined
@@ -10,54 +9,67 @@ export interface Resource<T> {
 }
 
 /**
- * Loads `load()` when `deps` change, and again every `pollMs` while the tab is visible, a poll
- * starting only once no load is in flight (poll.ts). Answers that arrive after a newer request
- * started are dropped, so a slow old answer never wins.
+ * Calls `tick` every `ms` while the tab is visible, but never while the read it started last is
+ * still running (`busy`): a list whose read takes longer than its poll interval (a filter on a
+ * large project) was asked again and again, its reads piling up on the database.
+ */
+export function usePoll(tick: () => void, busy: () => boolean, ms: number | undefined): void {
+  const tickRef = useRef(tick)
+  tickRef.current = tick
+  const busyRef = useRef(busy)
+  busyRef.current = busy
+  useEffect(() => {
+    if (!ms) return
+    const t = window.setInterval(() => {
+      if (document.visibilityState === 'visible' && !busyRef.current()) tickRef.current()
+    }, ms)
+    return () => window.clearInterval(t)
+  }, [ms])
+}
+
+/**
+ * Loads `load()` when `deps` change, and again every `pollMs` while the tab is visible (not while
+ * a read is still running: usePoll). Answers that arrive after a newer request started are
+ * dropped, so a slow old answer never wins.
  */
 export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?: number): Resource<T> {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true })
   const seq = useRef(0)
+  const running = useRef(0)
   const loadRef = useRef(load)
   loadRef.current = load
 
-  /** The newest load while it runs: a poll waits for it rather than adding a request. */
-  const inFlight = useRef<Promise<void> | null>(null)
-
-  const run = useCallback((initial: boolean): Promise<void> => {
+  const run = useCallback((initial: boolean) => {
     const n = ++seq.current
     if (initial) setState({ loading: true })
-    const p = loadRef.current().then(
-      (data) => {
-        if (n === seq.current) setState({ data, loading: false })
-      },
-      (error: Error) => {
-        if (n === seq.current)
-          setState((s) => ({ ...(initial ? {} : { data: s.data }), error, loading: false }))
-      },
-    )
-    inFlight.current = p
-    void p.finally(() => {
-      if (inFlight.current === p) inFlight.current = null
-    })
-    return p
+    running.current++
+    loadRef
+      .current()
+      .then(
+        (data) => {
+          if (n === seq.current) setState({ data, loading: false })
+        },
+        (error: Error) => {
+          if (n === seq.current)
+            setState((s) => ({ ...(initial ? {} : { data: s.data }), error, loading: false }))
+        },
+      )
+      .finally(() => running.current--)
   }, [])
 
   useEffect(
-    () => void run(true),
+    () => run(true),
     // biome-ignore lint/correctness/useExhaustiveDependencies: the caller's deps decide when to reload
     deps,
   )
 
-  useEffect(() => {
-    if (!pollMs) return
-    return poll(
-      pollMs,
-      () => inFlight.current ?? run(false),
-      () => document.visibilityState === 'visible',
-    )
-  }, [pollMs, run])
+  usePoll(
+    () => run(false),
+    () => running.current > 0,
+    pollMs,
+  )
 
-  const reload = useCallback(() => void run(false), [run])
+  const reload = useCallback(() => run(false), [run])
   return { data: state.data, error: state.error, loading: state.loading, reload }
 }
 

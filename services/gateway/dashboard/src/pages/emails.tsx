@@ -112,39 +112,54 @@ function EmailResults({ filters }: { filters: Filters }) {
   const slugs = new Map((useProjects().data?.data ?? []).map((p) => [p.id, p.slug]))
   return (
     <Section title="Results">
-      <AsyncView resource={list} what="emails" empty={<p>No emails match these filters.</p>}>
+      <AsyncView
+        resource={list}
+        what="emails"
+        empty={<p>No emails match these filters.</p>}
+        // A filter reads a bounded number of emails per page (docs/api.md, "Lists"): an empty page
+        // with a cursor means none so far, not none at all.
+        isEmpty={(page) => page.data.length === 0 && !page.nextCursor}
+      >
         {(page) => (
           <>
-            <Table caption="Emails">
-              <thead>
-                <tr>
-                  <th scope="col">Subject</th>
-                  <th scope="col">To</th>
-                  {!filters.project && <th scope="col">Project</th>}
-                  <th scope="col">Status</th>
-                  <th scope="col">Tags</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.map((e) => (
-                  <tr key={e.id} data-testid="email-row">
-                    <td>
-                      <Link to={emailLink(e.id, slugs.get(e.projectId))}>{e.subject || '(no subject)'}</Link>
-                    </td>
-                    <td className="truncate">{e.to.join(', ')}</td>
-                    {!filters.project && <td>{slugs.get(e.projectId) ?? '—'}</td>}
-                    <td>
-                      <Badge value={e.status} />
-                    </td>
-                    <td>
-                      <Tags tags={e.tags} />
-                    </td>
-                    <td>{relative(e.createdAt)}</td>
+            {page.data.length === 0 ? (
+              <p data-testid="emails-none-yet">
+                No match among the most recent emails read so far; Load more searches further back.
+              </p>
+            ) : (
+              <Table caption="Emails">
+                <thead>
+                  <tr>
+                    <th scope="col">Subject</th>
+                    <th scope="col">To</th>
+                    {!filters.project && <th scope="col">Project</th>}
+                    <th scope="col">Status</th>
+                    <th scope="col">Tags</th>
+                    <th scope="col">Created</th>
                   </tr>
-                ))}
-              </tbody>
-            </Table>
+                </thead>
+                <tbody>
+                  {page.data.map((e) => (
+                    <tr key={e.id} data-testid="email-row">
+                      <td>
+                        <Link to={emailLink(e.id, slugs.get(e.projectId))}>
+                          {e.subject || '(no subject)'}
+                        </Link>
+                      </td>
+                      <td className="truncate">{e.to.join(', ')}</td>
+                      {!filters.project && <td>{slugs.get(e.projectId) ?? '—'}</td>}
+                      <td>
+                        <Badge value={e.status} />
+                      </td>
+                      <td>
+                        <Tags tags={e.tags} />
+                      </td>
+                      <td>{relative(e.createdAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </Table>
+            )}
             <LoadMore list={list} />
           </>
         )}

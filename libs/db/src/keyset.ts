@@ -1,0 +1,29 @@
+/** A place in a newest-first list: (created_at DESC, id DESC), what a list cursor holds. */
+export interface KeysetPlace {
+  createdAt: Date
+  id: string
+}
+
+/**
+ * Rows strictly past `c` in newest-first order. The `lte` repeats what the OR says so that
+ * PostgreSQL can start the index scan at the cursor: an OR alone is only a filter, and each page
+ * then read every row newer than it again.
+ */
+export const pastPlace = (c: KeysetPlace) => ({
+  createdAt: { lte: c.createdAt },
+  OR: [{ createdAt: { lt: c.createdAt } }, { createdAt: c.createdAt, id: { lt: c.id } }],
+})
+
+/** Rows at `c` or before it in newest-first order (newer, or as new with an id not below). */
+export const upToPlace = (c: KeysetPlace) => ({
+  createdAt: { gte: c.createdAt },
+  OR: [{ createdAt: { gt: c.createdAt } }, { createdAt: c.createdAt, id: { gte: c.id } }],
+})
+
+/**
+ * Where a bounded scan of a filtered list stops: the `rows`-th row of the scope (`edge`, read
+ * with `skip: rows - 1, take: 2` in the list's order), or null when the scope has no row past it,
+ * so that the scan reaches the list's end.
+ */
+export const scanStop = <T extends KeysetPlace>(edge: T[]): KeysetPlace | null =>
+  edge.length > 1 && edge[0] ? { createdAt: edge[0].createdAt, id: edge[0].id } : null
