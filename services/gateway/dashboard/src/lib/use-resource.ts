@@ -39,7 +39,16 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?:
   const loadRef = useRef(load)
   loadRef.current = load
 
+  /** A reload asked for while a read was running: made once that read has answered. */
+  const reloadDue = useRef(false)
+
   const run = useCallback((initial: boolean) => {
+    // A reload (an action done, the project list read again) while a read is unanswered waits for
+    // it, then reads once more: against a slow server they were added one on top of the other.
+    if (!initial && running.current > 0) {
+      reloadDue.current = true
+      return
+    }
     const n = ++seq.current
     if (initial) setState({ loading: true })
     running.current++
@@ -54,8 +63,15 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?:
             setState((s) => ({ ...(initial ? {} : { data: s.data }), error, loading: false }))
         },
       )
-      .finally(() => running.current--)
+      .finally(() => {
+        running.current--
+        if (running.current === 0 && reloadDue.current) {
+          reloadDue.current = false
+          runRef.current(false)
+        }
+      })
   }, [])
+  const runRef = useRef(run)
 
   useEffect(
     () => run(true),
