@@ -13,6 +13,8 @@ import { useStack } from '../support/use-stack.js'
 // The SDK against the real services over real HTTP: every call below is a user's call.
 const { stack, receiver } = useStack(['auth', 'email', 'webhook', 'gateway'], {
   testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200' },
+  // The admin stats' counts (email_status_hours) refreshed every second.
+  env: { STATS_REFRESH_SECONDS: '1' },
   receiver: true,
 })
 let admin: AdminClient
@@ -259,8 +261,11 @@ describe('admin emails and stats', () => {
     expect(page.data[0]!.projectId).toEqual(expect.stringMatching(/^proj_/))
     expect((await admin.emails.get(sent.id)).subject).toBe('Across')
     expect((await admin.emails.content(sent.id)).text).toBe('hello')
-    const stats = await admin.stats()
-    expect(stats.data.find((s) => s.slug === 'across')?.today).toMatchObject({ queued: 1 })
+    await expect
+      .poll(async () => (await admin.stats()).data.find((s) => s.slug === 'across')?.today, {
+        timeout: 10_000,
+      })
+      .toMatchObject({ queued: 1 })
   })
 })
 
