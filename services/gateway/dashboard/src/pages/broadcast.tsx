@@ -86,11 +86,12 @@ export function BroadcastPage({ params }: { params: Record<string, string> }) {
   const id = params.id!
   const base = paths.mirror(slug, `broadcasts/${paths.enc(id)}`)
   const [poll, setPoll] = useState(true)
-  // Live progress: polled while the broadcast can still change by itself.
+  // Live progress: polled while the broadcast can still change by itself, and while emails it
+  // made are still on their way (its counts are recounted in the background after it is sent).
   const bc = useResource(
     async () => {
       const b = await api.get<Broadcast>(base)
-      setPoll(['scheduled', 'sending', 'paused'].includes(b.status))
+      setPoll(['scheduled', 'sending', 'paused'].includes(b.status) || progressOf(b.counts).waiting > 0)
       return b
     },
     [base],
