@@ -120,8 +120,9 @@ if (present[0].present) {
   )
   for (const r of rows)
     log(
-      `${r.migration_name} (started ${r.started_at.toISOString()}) did not finish; nothing of it was applied ` +
-        `(a migration is one transaction), so it is marked rolled back and runs again${
+      `${r.migration_name} (started ${r.started_at.toISOString()}) did not finish; it is marked rolled back ` +
+        `and runs again (a migration is one transaction, so nothing of it was applied if it ran under this ` +
+        `runner; one an older release left part-applied may fail again: docs/operations.md, Upgrade)${
           r.logs ? `. It had failed with:\n${r.logs}` : ' (its run was interrupted)'
         }`,
     )

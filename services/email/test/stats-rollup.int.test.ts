@@ -124,7 +124,9 @@ describe('stats rollup (email_status_hours)', () => {
     await emails('proj_s4', 'delivered', 2 * DAY)
     // Another replica holds the lease: this one skips its pass.
     await t.db.$executeRawUnsafe(
-      `UPDATE email_stats_refresh SET holder = 'other', lease_until = now() + interval '1 minute'`,
+      `INSERT INTO email_stats_refresh (id, holder, lease_until)
+       VALUES ('email_status_hours', 'other', now() + interval '1 minute')
+       ON CONFLICT (id) DO UPDATE SET holder = 'other', lease_until = excluded.lease_until`,
     )
     expect(await full().refresh()).toBe('skipped')
     expect(await stats('proj_s4')).toEqual({ today: {}, last7d: {}, last30d: {} })

@@ -63,7 +63,7 @@ export function subjectField(subject: string): string {
 /**
  * A custom header's value as the renderer should write it: like a long subject, a value holding
  * an unbroken ASCII run that no folding fits in a 998-octet line (the email service accepts one
- * up to the contract's 2,048 bytes in unstructured fields) goes as encoded words.
+ * up to the contract's 2,048 bytes in `X-` fields) goes as encoded words.
  */
 export function customHeaderFields(headers: Record<string, string>): Record<string, string> {
   let out: Record<string, string> | null = null

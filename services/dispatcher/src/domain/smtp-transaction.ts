@@ -1,4 +1,4 @@
-import { domainToASCII } from 'node:url'
+import { asciiDomain } from '@mailer/contracts'
 import { type RecipientReply, replyText } from './smtp-reply.js'
 
 /** One reply of the relay: its code and its text, every line of a multi-line reply joined by \n. */
@@ -120,7 +120,7 @@ export function envelopeAddress(address: string): string {
   const at = address.lastIndexOf('@')
   const domain = address.slice(at + 1)
   if (at < 0 || !NON_ASCII.test(domain)) return address
-  return `${address.slice(0, at + 1)}${domainToASCII(domain) || domain}`
+  return `${address.slice(0, at + 1)}${asciiDomain(domain)}`
 }
 
 /** True when the (punycoded) address still needs SMTPUTF8: a non-ASCII local part. */

@@ -35,12 +35,12 @@ const OWNED = new Set([
 ])
 const isOwned = (lower: string) => RESERVED.has(lower) || OWNED.has(lower) || lower.startsWith('resent-')
 /**
- * Fields a user may give whose RFC 5322 / RFC 2369 syntax is structured (message ids, URLs in
- * angle brackets), where an encoded word would not be read back: a run too long for one line
- * is refused there. Any other field is unstructured text to its readers.
+ * Fields whose value a reader takes as free text, so that RFC 2047 encoded words in it are read
+ * back as the text: the `X-` extension fields, where custom data goes. Others a user may give
+ * have a syntax of their own (message ids, URLs in angle brackets, key data), where encoded words
+ * would not be decoded, so an unbroken run no line can hold is refused there.
  */
-const isStructured = (lower: string) =>
-  lower === 'in-reply-to' || lower === 'references' || lower.startsWith('list-')
+const isFreeText = (lower: string) => lower.startsWith('x-')
 const MAX_VALUE_BYTES = 2048
 const MAX_UNBROKEN = 990
 
@@ -101,13 +101,13 @@ export function checkHeaders(raw: unknown): Record<string, string> {
       throw fail('invalid_header', `${name} is longer than ${MAX_VALUE_BYTES} bytes`, param)
     }
     // A header is folded at its spaces; a longer unbroken ASCII run would stay one line over
-    // RFC 5322's 998 octets. The dispatcher writes the value of an unstructured field holding one
+    // RFC 5322's 998 octets. The dispatcher writes the value of an `X-` field holding one
     // as RFC 2047 encoded words, folded between them and read back as the same text (a signed
     // URL in a custom header is such a run, and the contract takes values up to 2,048 bytes).
-    // A name, or a structured field, whose syntax has no encoded words, cannot be so written.
+    // A name, or a field whose syntax has no encoded words, cannot be so written.
     if (name.length > MAX_UNBROKEN)
       throw fail('invalid_header', `${name} is a name of more than ${MAX_UNBROKEN} characters`, param)
-    if (isStructured(lower) && hasRunOver(value, MAX_UNBROKEN))
+    if (!isFreeText(lower) && hasRunOver(value, MAX_UNBROKEN))
       throw fail(
         'invalid_header',
         `${name} holds more than ${MAX_UNBROKEN} characters without a space`,

@@ -122,8 +122,14 @@ export function sessionRouter(deps: {
         } satisfies SignoutMessage)
         // Answered once NATS has the announcement, as every other cache change is: a copied
         // cookie is then refused by every replica by the time the browser hears it signed out.
-        // Without NATS the other replicas read the stored sign-out (above) instead.
-        await bus.flush().catch((err) => logger.warn({ err }, 'sign-out stored but not announced'))
+        // Without NATS (a flush waits for the reconnect) the other replicas read the stored
+        // sign-out (above) instead: the answer waits 2 s at most.
+        await Promise.race([
+          bus.flush(),
+          new Promise((_, reject) =>
+            setTimeout(() => reject(new Error('NATS did not confirm within 2 s')), 2_000).unref(),
+          ),
+        ]).catch((err) => logger.warn({ err }, 'sign-out stored but not announced'))
       }
       auth.clearCookies(req, res)
       res.set('Cache-Control', 'no-store').json({ signedOut: true })
