@@ -93,6 +93,32 @@ export const EventsOnStream = z.union([
   EventMessage.transform((m) => [m]),
 ])
 
+/**
+ * Reads an EVENTS message event by event: a group whose events are not all valid keeps the valid
+ * ones, and names the others (`rejected`: a schema message each), so one malformed event (a
+ * producer's bug, versions out of step in a rollout) does not take up to 99 good ones down with
+ * it. `invalid` when the message is neither shape, or a single event that does not parse.
+ */
+export function readEventsMessage(
+  raw: unknown,
+): { events: EventMessage[]; rejected: string[] } | { invalid: string } {
+  const group = z.object({ events: z.array(z.unknown()).min(1).max(EVENT_GROUP_MAX) }).safeParse(raw)
+  if (!group.success) {
+    const single = EventMessage.safeParse(raw)
+    return single.success
+      ? { events: [single.data], rejected: [] }
+      : { invalid: single.error.issues[0]?.message ?? 'not an event message' }
+  }
+  const events: EventMessage[] = []
+  const rejected: string[] = []
+  for (const item of group.data.events) {
+    const one = EventMessage.safeParse(item)
+    if (one.success) events.push(one.data)
+    else rejected.push(one.error.issues[0]?.message ?? 'not an event')
+  }
+  return { events, rejected }
+}
+
 /** Most emails one dispatch message names; larger groups are split (see `DispatchMessage`). */
 export const DISPATCH_GROUP_MAX = 50
 

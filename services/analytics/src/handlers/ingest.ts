@@ -8,7 +8,7 @@ import {
   redeliveryDelayMs,
   secondsToNanos,
 } from '@mailer/bus'
-import { CONSUMERS, EVENT_TYPES, EventsOnStream, STREAMS } from '@mailer/contracts'
+import { CONSUMERS, EVENT_TYPES, readEventsMessage, STREAMS } from '@mailer/contracts'
 import type { Metrics } from '@mailer/observability'
 import type { JsMsg } from 'nats'
 import { classify, type Effect } from '../domain/event-effects.js'
@@ -71,15 +71,16 @@ function read(msg: JsMsg): { item: Item; rejected: string[] } | { invalid: strin
   } catch {
     return { invalid: 'not JSON' }
   }
-  const parsed = EventsOnStream.safeParse(raw)
-  if (!parsed.success) return { invalid: parsed.error.issues[0]?.message ?? 'schema' }
+  const parsed = readEventsMessage(raw)
+  if ('invalid' in parsed) return parsed
   const item: Item = { msg, types: [], effects: [] }
-  const rejected: string[] = []
-  for (const event of parsed.data) {
+  const rejected = [...parsed.rejected]
+  const single = parsed.events.length + parsed.rejected.length === 1
+  for (const event of parsed.events) {
     const classified = classify(event)
     if (classified.kind === 'invalid') {
-      // A single event is the message: it is terminated as before.
-      if (parsed.data.length === 1) return { invalid: classified.reason }
+      // A single event is the message: it is terminated.
+      if (single) return { invalid: classified.reason }
       rejected.push(classified.reason)
       continue
     }

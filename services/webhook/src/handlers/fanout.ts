@@ -6,7 +6,7 @@ import {
   type Runtime,
   secondsToNanos,
 } from '@mailer/bus'
-import { CONSUMERS, EVENT_TYPES, type EventMessage, EventsOnStream, STREAMS } from '@mailer/contracts'
+import { CONSUMERS, EVENT_TYPES, type EventMessage, readEventsMessage, STREAMS } from '@mailer/contracts'
 import { matchingWebhooks } from '../domain/matching.js'
 import type { WebhookEnv } from '../env.js'
 import type { DeliveryStore } from '../infra/delivery-store.js'
@@ -52,14 +52,27 @@ export async function startFanout(
     logger: rt.logger,
     metrics: rt.metrics,
     handle: async (msg) => {
-      let events: EventMessage[]
+      let read: ReturnType<typeof readEventsMessage>
       try {
-        events = EventsOnStream.parse(msg.json())
+        read = readEventsMessage(msg.json())
       } catch (err) {
-        rt.logger.error({ err, subject: msg.subject, seq: msg.seq }, 'malformed event message terminated')
+        read = { invalid: String(err) }
+      }
+      if ('invalid' in read) {
+        rt.logger.error(
+          { reason: read.invalid, subject: msg.subject, seq: msg.seq },
+          'malformed event message terminated',
+        )
         msg.term()
         return
       }
+      // The group's other events still go out (readEventsMessage).
+      if (read.rejected.length > 0)
+        rt.logger.error(
+          { reasons: read.rejected, subject: msg.subject, seq: msg.seq },
+          'malformed events left out of a group',
+        )
+      const events = read.events
       // Concurrent inserts are combined into one statement by the store (group commit).
       const inserted = await Promise.all(events.map((m) => fanOut(m)))
       if (inserted.some((n) => n > 0)) worker.kick()
