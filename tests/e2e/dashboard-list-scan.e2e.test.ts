@@ -8,7 +8,8 @@ import { ensureDashboardBuilt, useBrowser } from './browser.js'
 // A filtered email list reads at most LIST_SCAN_ROWS rows per page (here 10): a rare status answers
 // empty pages with a cursor, and the Emails page must still offer "Load more" and keep what it
 // found when its first page is read again. Polling pages never start a read while their last one
-// is still running (the browser's clock is driven by hand: no waiting on real time).
+// is still running (once a page has opened, the browser's clock is paused and driven by hand: no
+// timer fires on its own, and nothing waits on real time).
 const { te, stack, client } = useStack(['auth', 'email', 'gateway'], {
   env: { LIST_SCAN_ROWS: '10' },
   before: () => ensureDashboardBuilt(),
@@ -59,6 +60,15 @@ async function holdRequests(page: Page, matches: (u: URL) => boolean, free: numb
  */
 const settled = (page: Page) => page.evaluate("fetch('/health').then(() => undefined)")
 
+/**
+ * Stops the page's clock (installed before it opened): from here its timers fire only as
+ * `clock.runFor` moves time on, so no poll starts on its own while a test looks. It stops a
+ * second on from the page's now, as if that second had passed: pauseAt cannot go back, and the
+ * page's time flows on while the call is on its way.
+ */
+const pauseClock = async (page: Page) =>
+  page.clock.pauseAt((await page.evaluate<number>('Date.now()')) + 1_000)
+
 describe('dashboard: bounded list scans and polling', { timeout: 120_000 }, () => {
   it('pages on through empty pages of a rare status and keeps the rows found when the list refreshes', async () => {
     const page = await ui.context.newPage()
@@ -67,6 +77,7 @@ describe('dashboard: bounded list scans and polling', { timeout: 120_000 }, () =
     await ui.heading('Emails', page).waitFor()
     // None among the 10 newest: not "no emails match", but a way to search further back.
     await page.getByTestId('emails-none-yet').waitFor()
+    await pauseClock(page)
     expect(await page.getByText('No emails match these filters.').count()).toBe(0)
     const rows = page.getByTestId('email-row')
     const more = page.getByRole('button', { name: 'Load more' })
@@ -85,6 +96,8 @@ describe('dashboard: bounded list scans and polling', { timeout: 120_000 }, () =
     )
     await page.clock.runFor(6_000)
     await refreshed
+    // Two frames, for the answer to be rendered: frames follow the page's clock, so it runs again.
+    await page.clock.resume()
     await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
     expect(await rows.getByRole('link').allTextContents()).toEqual([...RARE].reverse())
     await page.close()
@@ -105,6 +118,7 @@ describe('dashboard: bounded list scans and polling', { timeout: 120_000 }, () =
     await page.clock.install()
     await ui.goto(path, page)
     await ready(page)
+    await pauseClock(page)
     await settled(page)
     const hold = await holdRequests(page, matches, 0)
     await page.clock.runFor(everyMs + 500)

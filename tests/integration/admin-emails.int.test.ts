@@ -1,17 +1,17 @@
 import { waitFor } from '@mailer/testing'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
-import { email, inSeconds, projectWithDomain } from '../support/emails.js'
+import { email, projectWithDomain } from '../support/emails.js'
 import { useStack } from '../support/use-stack.js'
 
 /*
  * Admin email routes (interface.md "Admin routes", contract.md part 2): the list across
- * projects, any project's email and content, resend, stats and the fake-event dev route.
+ * projects, any project's email and content, resend and the fake-event dev route (the stats:
+ * admin-stats.int.test.ts).
  */
 const { te, stack, client, receiver } = useStack(['auth', 'email', 'webhook', 'gateway'], {
   testEnv: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '200' },
-  // The stats' counts (email_status_hours) refreshed every second, every hour of them included.
-  env: { DEV_ROUTES: 'true', STATS_REFRESH_SECONDS: '1', STATS_FULL_REFRESH_SECONDS: '1' },
+  env: { DEV_ROUTES: 'true' },
   receiver: true,
 })
 let acme: Awaited<ReturnType<typeof projectWithDomain>>
@@ -195,43 +195,6 @@ describe('POST /v1/admin/emails/:id/resend', () => {
     }
     const none = await client.post('/v1/admin/emails/email_01ARZ3NDEKTSV4RRFFQ69G5FAV/resend', client.admin)
     expect(none.body.error.code).toBe('email_not_found')
-  })
-})
-
-describe('GET /v1/admin/stats', () => {
-  it('counts emails by status per project: today, last 7 days, last 30 days', async () => {
-    const s = await projectWithDomain(client, 'stats')
-    const [, canceled, days3, days10, days40] = await Promise.all(
-      [1, 2, 3, 4, 5].map(() => send(s.live, email(s.from, { scheduledAt: inSeconds(3600) }))),
-    )
-    await client.del(`/v1/emails/${canceled}`, s.live)
-    await send(s.test, email(s.from))
-    await sql(te, `UPDATE emails SET created_at = now() - interval '3 days' WHERE id = $1`, [days3])
-    await sql(te, `UPDATE emails SET created_at = now() - interval '10 days' WHERE id = $1`, [days10])
-    await sql(te, `UPDATE emails SET created_at = now() - interval '40 days' WHERE id = $1`, [days40])
-
-    // As of the next refresh of the counts: the dates changed above are hours a full pass redoes.
-    const stats = async () => {
-      const r = await admin('/v1/admin/stats')
-      expect(r.status).toBe(200)
-      return r.body.data as any[]
-    }
-    await expect
-      .poll(async () => (await stats()).find((p: any) => p.slug === 'stats'), { timeout: 20_000 })
-      .toEqual({
-        projectId: s.project.id,
-        slug: 'stats',
-        name: 'Project stats',
-        today: { scheduled: 1, canceled: 1, test: 1 },
-        last7d: { scheduled: 2, canceled: 1, test: 1 },
-        last30d: { scheduled: 3, canceled: 1, test: 1 },
-      })
-    expect((await stats()).map((p: any) => p.slug)).toEqual(
-      expect.arrayContaining(['acme', 'other', 'stats']),
-    )
-    await projectWithDomain(client, 'quiet')
-    const quiet = (await admin('/v1/admin/stats')).body.data.find((p: any) => p.slug === 'quiet')
-    expect(quiet).toMatchObject({ today: {}, last7d: {}, last30d: {} })
   })
 })
 

@@ -1,7 +1,7 @@
 import { waitFor } from '@mailer/testing'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { acmeWithAudience, sendBroadcast } from '../support/broadcasts.js'
 import { sql } from '../support/db.js'
-import { projectWithDomain } from '../support/emails.js'
 import { useStack } from '../support/use-stack.js'
 
 // A broadcast's `counts` are stored and recounted in the background (broadcast_email_counts), not
@@ -15,29 +15,12 @@ const { te, stack, client } = useStack(['auth', 'email', 'broadcast', 'gateway']
     BROADCAST_COUNTS_REFRESH_MS: '3600000',
   },
 })
-let acme: Awaited<ReturnType<typeof projectWithDomain>>
+let acme: Awaited<ReturnType<typeof acmeWithAudience>>['acme']
 let audienceId: string
 
 beforeAll(async () => {
-  acme = await projectWithDomain(client, 'acme', 'news.acme.test')
-  audienceId = (await client.post('/v1/audiences', acme.live, { name: 'Everyone' })).body.id
-  await client.post(`/v1/contacts/import?audienceId=${audienceId}`, acme.live, [
-    { email: 'ann@example.com', firstName: 'Ann' },
-    { email: 'bob@example.com', firstName: 'Bob' },
-    { email: 'cat@example.com', firstName: 'Cat', unsubscribed: true },
-  ])
+  ;({ acme, audienceId } = await acmeWithAudience(client))
 })
-
-async function sendBroadcast(): Promise<string> {
-  const b = await client.post('/v1/broadcasts', acme.live, {
-    audienceId,
-    from: acme.from,
-    subject: 'News for {{first_name}}',
-    html: '<p>Hi</p><a href="{{unsubscribe_url}}">Unsubscribe</a>',
-  })
-  expect((await client.post(`/v1/broadcasts/${b.body.id}/send`, acme.live)).status).toBe(202)
-  return b.body.id
-}
 
 /** The broadcast once `sent`, as the first read that finds it sent answers it. */
 const sent = (id: string) =>
@@ -67,7 +50,7 @@ async function recounted(id: string, expected: Record<string, number>) {
 
 describe('broadcast counts', () => {
   it('are whole as soon as a broadcast is sent, and follow later status changes at its next recount', async () => {
-    const id = await sendBroadcast()
+    const id = await sendBroadcast(client, acme, audienceId)
     // The sender recounts a broadcast as it finishes it: no wait for the refresher.
     expect((await sent(id)).counts).toEqual({ queued: 2 })
     expect((await listed(id)).counts).toEqual({ queued: 2 })
@@ -86,7 +69,7 @@ describe('broadcast counts', () => {
   })
 
   it('of a broadcast sent without a stored row (by an older replica) come at the next start, {} meanwhile', async () => {
-    const id = await sendBroadcast()
+    const id = await sendBroadcast(client, acme, audienceId)
     await sent(id)
     // As if a replica older than the table had sent it.
     await sql(te, 'DELETE FROM broadcast_email_counts WHERE broadcast_id = $1', [id])

@@ -1,5 +1,6 @@
 import { waitFor } from '@mailer/testing'
 import { describe, expect, it } from 'vitest'
+import { sendBroadcast } from '../support/broadcasts.js'
 import { email, projectWithDomain } from '../support/emails.js'
 import { useStack } from '../support/use-stack.js'
 
@@ -28,17 +29,6 @@ async function audienceOf(key: string, n: number, prefix: string): Promise<strin
   return id
 }
 
-async function sendBroadcast(p: { live: string; from: string }, audienceId: string): Promise<string> {
-  const b = await client.post('/v1/broadcasts', p.live, {
-    audienceId,
-    from: p.from,
-    subject: 'Hi {{first_name}}',
-    html: '<p>x</p>',
-  })
-  expect((await client.post(`/v1/broadcasts/${b.body.id}/send`, p.live)).status).toBe(202)
-  return b.body.id
-}
-
 const broadcastOf = async (key: string, id: string) => (await client.get(`/v1/broadcasts/${id}`, key)).body
 const total = (b: { counts: Record<string, number> }) => Object.values(b.counts).reduce((a, n) => a + n, 0)
 
@@ -46,7 +36,7 @@ describe('daily limit', () => {
   it('pauses the broadcast, keeps it paused at each run while the limit holds, and resumes where it stopped', async () => {
     const p = await projectWithDomain(client, 'daily', 'daily.test', { dailyLimit: 4 })
     const audienceId = await audienceOf(p.live, 9, 'daily')
-    const id = await sendBroadcast(p, audienceId)
+    const id = await sendBroadcast(client, p, audienceId)
 
     const paused = await waitFor(
       async () => {
@@ -94,7 +84,7 @@ describe('fairness', () => {
   it('a broadcast uses only its share of the rate: transactional sends still go out while it runs', async () => {
     const p = await projectWithDomain(client, 'fair', 'fair.test', { dailyLimit: 0 })
     const audienceId = await audienceOf(p.live, 20, 'fair')
-    const id = await sendBroadcast(p, audienceId)
+    const id = await sendBroadcast(client, p, audienceId)
 
     // The broadcast takes its half (10 of 20 per 10 s) and then has to wait for the window.
     await waitFor(async () => total(await broadcastOf(p.live, id)) >= 10, { what: 'the first share' })
@@ -126,7 +116,10 @@ describe('competing broadcasts', () => {
     const audienceId = await audienceOf(p.live, 8, 'twins')
     // Both are claimed together and race for the same broadcast share; whichever gets items
     // refused with rate_limited pauses and retries them later.
-    const ids = await Promise.all([sendBroadcast(p, audienceId), sendBroadcast(p, audienceId)])
+    const ids = await Promise.all([
+      sendBroadcast(client, p, audienceId),
+      sendBroadcast(client, p, audienceId),
+    ])
     for (const id of ids) {
       const sent = await waitFor(
         async () => {

@@ -1,5 +1,6 @@
 import { waitFor } from '@mailer/testing'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { acmeWithAudience } from '../support/broadcasts.js'
 import { inSeconds, projectWithDomain } from '../support/emails.js'
 import { useStack } from '../support/use-stack.js'
 
@@ -12,17 +13,11 @@ const { client } = useStack(['auth', 'email', 'broadcast', 'gateway'], {
     BROADCAST_LEASE_SECONDS: '2',
   },
 })
-let acme: Awaited<ReturnType<typeof projectWithDomain>>
+let acme: Awaited<ReturnType<typeof acmeWithAudience>>['acme']
 let audienceId: string
 
 beforeAll(async () => {
-  acme = await projectWithDomain(client, 'acme', 'news.acme.test')
-  audienceId = (await client.post('/v1/audiences', acme.live, { name: 'Everyone' })).body.id
-  await client.post(`/v1/contacts/import?audienceId=${audienceId}`, acme.live, [
-    { email: 'ann@example.com', firstName: 'Ann' },
-    { email: 'bob@example.com', firstName: 'Bob' },
-    { email: 'cat@example.com', firstName: 'Cat', unsubscribed: true },
-  ])
+  ;({ acme, audienceId } = await acmeWithAudience(client))
 })
 
 const draft = (over: Record<string, unknown> = {}, key = acme.live) =>

@@ -10,6 +10,18 @@ export const envBool = (dflt: boolean) => bool.default(dflt)
 export const envInt = (dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(dflt)
 
+/** Spread into the env schema of each service that answers filtered lists (email, webhook). */
+export const listScanEnvFields = {
+  /**
+   * Rows a filtered list reads past its cursor at most per request (the email lists' `status`,
+   * `from`, `q` and `tag`; the event lists' `type`, and a live caller's event list, which leaves
+   * test-mode events out). A page not full by then is answered as it is, with a cursor that goes
+   * on from there (docs/api.md, "Lists"), so a filter few rows match never reads a project's
+   * whole history in one request.
+   */
+  LIST_SCAN_ROWS: envInt(20_000, 1, 10_000_000),
+}
+
 /** Settings every service reads (contract.md part 1). */
 export const baseEnv = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),

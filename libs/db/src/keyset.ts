@@ -25,5 +25,30 @@ export const upToPlace = (c: KeysetPlace) => ({
  * with `skip: rows - 1, take: 2` in the list's order), or null when the scope has no row past it,
  * so that the scan reaches the list's end.
  */
-export const scanStop = <T extends KeysetPlace>(edge: T[]): KeysetPlace | null =>
+const scanStop = (edge: KeysetPlace[]): KeysetPlace | null =>
   edge.length > 1 && edge[0] ? { createdAt: edge[0].createdAt, id: edge[0].id } : null
+
+/**
+ * One page of a newest-first list. `scope` is what an index reads in the list's order; `filters`
+ * are checked on the rows read, so a filter few rows match would read the whole scope. With
+ * `scanRows` (null: unbounded) only the scope's first `scanRows` rows are read: `edge` finds the
+ * last of them, `rows` reads up to it, and `stop` says where the scan stopped (null when the
+ * scope ended first) for the caller's cursor (scannedPage). `edge` and `rows` are the table's
+ * findMany with the list's order (and `rows` its `take`).
+ */
+export async function scanList<W, R>(
+  scope: W[],
+  filters: W[],
+  scanRows: number | null,
+  read: {
+    edge(q: { where: { AND: W[] }; skip: number; take: number }): Promise<KeysetPlace[]>
+    rows(where: { AND: Array<W | ReturnType<typeof upToPlace>> }): Promise<R[]>
+  },
+): Promise<{ rows: R[]; stop: KeysetPlace | null }> {
+  const stop =
+    scanRows === null
+      ? null
+      : scanStop(await read.edge({ where: { AND: scope }, skip: scanRows - 1, take: 2 }))
+  const rows = await read.rows({ AND: [...scope, ...filters, ...(stop ? [upToPlace(stop)] : [])] })
+  return { rows, stop }
+}

@@ -1,4 +1,4 @@
-import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
+import { baseEnv, envBool, envInt, listScanEnvFields, parseEnv } from '@mailer/config'
 import { linksEnvFields } from '@mailer/links'
 import { z } from 'zod'
 import { dnsEnvFields } from './infra/dns-env.js'
@@ -60,12 +60,7 @@ export const emailEnv = baseEnv.extend({
    * however long their write takes, so it only has to outlast a crash's detection, not the work.
    */
   TRACKING_ACK_WAIT_SECONDS: envInt(10, 1, 3600),
-  /**
-   * Rows a filtered list (`status`, `from`, `q`, `tag` of the email lists) reads past its cursor at most per request; a page not full by then
-   * is answered as it is, with a cursor that goes on from there (docs/api.md, "Lists"), so a
-   * filter few rows match never reads a project's whole history in one request.
-   */
-  LIST_SCAN_ROWS: envInt(20_000, 1, 10_000_000),
+  ...listScanEnvFields,
   ...dnsEnvFields,
   /** `true` serves POST /v1/admin/dev/events (fake delivery events); else it is 404 route_not_found. */
   DEV_ROUTES: envBool(false),

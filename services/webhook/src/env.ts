@@ -1,4 +1,4 @@
-import { baseEnv, envBool, envInt, parseEnv } from '@mailer/config'
+import { baseEnv, envBool, envInt, listScanEnvFields, parseEnv } from '@mailer/config'
 import { WEBHOOK_RETRY_SCHEDULE_SECONDS } from '@mailer/contracts'
 import { z } from 'zod'
 
@@ -65,12 +65,7 @@ export const webhookEnv = baseEnv.extend({
    * for a change that was made.
    */
   WEBHOOK_CLEANUP_WAIT_MS: envInt(2_000, 0, 8_000),
-  /**
-   * Rows a filtered event list (`type`; a live caller's list, which leaves test-mode events out) reads past its cursor at most per request; a page not full by then
-   * is answered as it is, with a cursor that goes on from there (docs/api.md, "Lists"), so a
-   * filter few rows match never reads a project's whole history in one request.
-   */
-  LIST_SCAN_ROWS: envInt(20_000, 1, 10_000_000),
+  ...listScanEnvFields,
 })
 export type WebhookEnv = z.infer<typeof webhookEnv>
 export const loadEnv = (source: Record<string, string | undefined> = process.env): WebhookEnv =>

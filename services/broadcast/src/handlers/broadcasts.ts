@@ -38,8 +38,8 @@ const MARK_SENT_TRIES = 5
 
 /**
  * Records with their email counts as last recounted (count-store.ts), one stored row each, never
- * counted from the emails here: a page of large broadcasts was tens of millions of emails to count
- * at every read (a draft has no emails, so it costs no query).
+ * counted from the emails here: a page of large broadcasts would be tens of millions of emails to
+ * count at every read (a draft has no emails, so it costs no query).
  */
 async function withCounts<R extends BroadcastSummaryRow, T>(
   db: Db,

@@ -1,5 +1,5 @@
 import type { Bus } from '@mailer/bus'
-import type { Logger } from '@mailer/observability'
+import { every, type Logger } from '@mailer/observability'
 import { type CountSchedule, nextCountInMs } from '../domain/count-schedule.js'
 import type { CountStore } from './count-store.js'
 
@@ -32,7 +32,6 @@ export function startCountRefresher(
 ): { stop(): Promise<void> } {
   const { store, bus, logger } = deps
   let stopping = false
-  let ticking: Promise<void> | null = null
   let adoptedAt = Number.NEGATIVE_INFINITY
 
   const tick = async () => {
@@ -53,27 +52,22 @@ export function startCountRefresher(
     }
   }
 
-  const timer = setInterval(() => {
-    if (ticking || stopping) return
-    if (bus.nc.isClosed()) {
-      clearInterval(timer)
-      return
+  const loop = every(opts.pollMs, 'broadcast-count-refresh', logger, async () => {
+    // Killed (crash simulation): nothing can be read on a closed connection, and its failures
+    // are no news.
+    if (bus.nc.isClosed()) return
+    try {
+      await tick()
+    } catch (err) {
+      if (!bus.nc.isClosed()) throw err
     }
-    ticking = tick()
-      .catch((err) => {
-        if (!bus.nc.isClosed())
-          logger.warn({ err }, 'looking for broadcast counts to refresh failed; will retry')
-      })
-      .finally(() => {
-        ticking = null
-      })
-  }, opts.pollMs)
+  })
 
   return {
     async stop() {
+      // A pass over many due broadcasts ends after the recount in flight.
       stopping = true
-      clearInterval(timer)
-      await ticking
+      await loop.stop()
     },
   }
 }

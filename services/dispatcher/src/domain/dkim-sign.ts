@@ -51,8 +51,8 @@ const SIGNED = new Set([
  * Header fields oversigned (RFC 6376 8.15): `h=` names each one more time than the message has
  * it, and the extra name signs a field that is not there (5.4.2). An instance someone adds later,
  * above or below ours (a Reply-To where there was none, a second Subject or From prepended to fool
- * a reader that shows the first, a Cc, a List-Unsubscribe), then breaks the signature: before,
- * anyone holding a signed message could add these and it still verified. Only fields that say who
+ * a reader that shows the first, a Cc, a List-Unsubscribe), then breaks the signature, so that
+ * no one holding a signed message can add these and have it still verify. Only fields that say who
  * wrote, to whom replies go or what the message is; the Resent-* and other List-* fields that
  * forwarders and mailing lists add on the way stay signed only where we wrote them, so such
  * copies keep verifying.

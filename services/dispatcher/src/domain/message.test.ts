@@ -49,7 +49,8 @@ describe('buildMessage', () => {
     expect(m.messageId).toBe(messageIdFor(email))
     expect(m.envelope).toEqual({ from: 'billing@Mail.Acme.test', to: ['c@x.test', 'hidden@x.test'] })
     // An internationalised sender domain is the punycode one its setup stored: its DKIM key and
-    // Message-ID are under that name (the Unicode form found no key and went out unsigned).
+    // Message-ID are under that name (under the Unicode form no key is found: it would go out
+    // unsigned).
     expect(senderDomain('Bücher <news@Bücher.test>')).toBe('xn--bcher-kva.test')
     expect(messageIdFor({ ...email, from: 'news@bücher.test' })).toBe(
       '<email_01KAAAAAAAAAAAAAAAAAAAAAAA@xn--bcher-kva.test>',

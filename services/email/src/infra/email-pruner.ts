@@ -14,7 +14,7 @@ const TALLY_DAYS = 31
  * counts never drop; so are those created less than TALLY_DAYS ago to `pruned_email_tallies`, by
  * project, status and hour of creation, so `GET /v1/admin/stats` (its windows reach 30 days back,
  * by hour: infra/stats-rollup.ts) counts them whatever the retention. By hour, not by creation
- * time: keyed to the millisecond, the table gained about a row per pruned email. Rows
+ * time: keyed to the millisecond, the table would gain about a row per pruned email. Rows
  * another transaction holds (an open being recorded, a late bounce) are skipped, and the status
  * is checked again on the locked row. Returns how many emails went.
  *

@@ -8,7 +8,7 @@ import {
   noSuch,
   tagSplits,
 } from '@mailer/contracts'
-import { type Db, type Email, likeLiteral, type Prisma, pastPlace, scanStop, upToPlace } from '@mailer/db'
+import { type Db, type Email, likeLiteral, type Prisma, pastPlace, scanList } from '@mailer/db'
 import { buildEvent, type EmailSummary, type NewEvent, recordEvents } from '@mailer/email-core'
 
 const DAY_MS = 86_400_000
@@ -88,24 +88,11 @@ export class EmailStore {
     if (q.tag) filters.push({ OR: tagSplits(q.tag).map(([k, v]) => ({ tags: { path: [k], equals: v } })) })
     const orderBy: Prisma.EmailOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'desc' }]
     const bounded = filters.length > 0 && !q.to
-    const stop = bounded
-      ? scanStop(
-          await this.db.email.findMany({
-            where: { AND: scope },
-            orderBy,
-            skip: this.scanRows - 1,
-            take: 2,
-            select: { createdAt: true, id: true },
-          }),
-        )
-      : null
     if (q.to) filters.push({ recipients: { some: { address: q.to } } })
-    const rows = await this.db.email.findMany({
-      where: { AND: [...scope, ...filters, ...(stop ? [upToPlace(stop)] : [])] },
-      orderBy,
-      take: q.limit + 1,
+    return scanList(scope, filters, bounded ? this.scanRows : null, {
+      edge: (r) => this.db.email.findMany({ ...r, orderBy, select: { createdAt: true, id: true } }),
+      rows: (where) => this.db.email.findMany({ where, orderBy, take: q.limit + 1 }),
     })
-    return { rows, stop }
   }
 
   /** The stored content; 404 `content_expired` once its retention has passed (or it was purged). */

@@ -5,8 +5,8 @@ import type { StatusCounts } from '../domain/stats.js'
  * Emails by project and status in the three stats windows, from email_status_hours (the stats
  * refresher's counts by hour of creation, pruned emails included: infra/stats-rollup.ts): a range
  * of its primary key, a row per project, status and hour of the last 30 days, whatever the number
- * of emails. Reading the emails themselves took a second per million rows, and at a million
- * emails a day ran past the statement time-out on every call. The windows start at the hour
+ * of emails. Not the emails themselves: reading them takes a second per million rows, past the
+ * statement time-out at a million emails a day. The windows start at the hour
  * (statsWindows) and the counts are as of the last refresh.
  */
 export function countByStatus(

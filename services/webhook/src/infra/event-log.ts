@@ -1,5 +1,5 @@
 import { decodeCursor, scannedPage } from '@mailer/contracts'
-import { type Db, type Prisma, pastPlace, scanStop, upToPlace } from '@mailer/db'
+import { type Db, type Prisma, pastPlace, scanList } from '@mailer/db'
 import { orderPayload } from '../domain/payload.js'
 
 const ALL_MODES = ['live', 'test'] as const
@@ -44,24 +44,17 @@ export async function listEvents(
   if (!ALL_MODES.every((m) => f.modes.includes(m))) filters.push({ mode: { in: f.modes } })
   if (f.type) filters.push({ type: f.type })
   const orderBy: Prisma.EmailEventOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'desc' }]
-  const stop =
-    filters.length > 0 && !f.emailId
-      ? scanStop(
-          await db.emailEvent.findMany({
-            where: { AND: scope },
-            orderBy,
-            skip: scanRows - 1,
-            take: 2,
-            select: { createdAt: true, id: true },
-          }),
-        )
-      : null
+  const bounded = filters.length > 0 && !f.emailId
   if (f.emailId) filters.push({ emailId: f.emailId })
-  const rows = await db.emailEvent.findMany({
-    where: { AND: [...scope, ...filters, ...(stop ? [upToPlace(stop)] : [])] },
-    orderBy,
-    take: f.limit + 1,
-    select: { id: true, createdAt: true, payload: true, projectId: true },
+  const { rows, stop } = await scanList(scope, filters, bounded ? scanRows : null, {
+    edge: (r) => db.emailEvent.findMany({ ...r, orderBy, select: { createdAt: true, id: true } }),
+    rows: (where) =>
+      db.emailEvent.findMany({
+        where,
+        orderBy,
+        take: f.limit + 1,
+        select: { id: true, createdAt: true, payload: true, projectId: true },
+      }),
   })
   return scannedPage(
     rows,

@@ -5,7 +5,6 @@
 -- the refresher's lease (one replica at a time) and when its last pass over every hour finished:
 -- with no row yet, the first refresh after the upgrade computes the whole 31 days.
 -- New empty tables: no lock on existing ones.
--- No semicolon in these comments: `prisma migrate deploy` splits the file at every one.
 CREATE TABLE "email_status_hours" (
     "hour" TIMESTAMPTZ(3) NOT NULL,
     "project_id" TEXT NOT NULL,

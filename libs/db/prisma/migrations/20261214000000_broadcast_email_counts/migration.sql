@@ -5,7 +5,6 @@
 -- more rarely as it ages), and the sender recounts it as it finishes it. While a refresher
 -- recounts one, due_at is pushed past the recount's end: it is that refresher's lease, and its
 -- write of the counts is conditional on it (services/broadcast/src/infra/count-store.ts).
--- No semicolon in these comments: `prisma migrate deploy` splits the file at every one.
 CREATE TABLE "broadcast_email_counts" (
     "broadcast_id" TEXT NOT NULL,
     "counts" JSONB NOT NULL DEFAULT '{}',

@@ -10,8 +10,8 @@ export interface Resource<T> {
 
 /**
  * Calls `tick` every `ms` while the tab is visible, but never while the read it started last is
- * still running (`busy`): a list whose read takes longer than its poll interval (a filter on a
- * large project) was asked again and again, its reads piling up on the database.
+ * still running (`busy`), so that a list whose read takes longer than its poll interval (a filter
+ * on a large project) is not asked again and again, its reads piling up on the database.
  */
 export function usePoll(tick: () => void, busy: () => boolean, ms: number | undefined): void {
   const tickRef = useRef(tick)
@@ -44,7 +44,7 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?:
 
   const run = useCallback((initial: boolean) => {
     // A reload (an action done, the project list read again) while a read is unanswered waits for
-    // it, then reads once more: against a slow server they were added one on top of the other.
+    // it, then reads once more, so that against a slow server reads never pile one on another.
     if (!initial && running.current > 0) {
       reloadDue.current = true
       return
