@@ -160,18 +160,23 @@ describe('checkSyntax', () => {
     expect(e.message).toMatch(/^html: Parse error on line 2: Hello {2}\{\{name \^ Expecting 'ID', /)
   })
 
-  // Size chosen so the regexes this replaced (each retrying a run of spaces or dashes from every
-  // position in it) run far past the test timeout: 50,000 took 2 s, 250,000 about a minute. The
-  // message quotes the helper's name; matched once per run it takes milliseconds.
+  // The regexes this replaced retried a run of spaces or dashes from every position in it: 50,000
+  // took 2 s, 250,000 about a minute. Such a name is now refused before parsing (one expression
+  // holds at most 1,000 characters); the message still quotes a name under that on one line.
   it.each([
     ['spaces', ' '],
     ['dashes', '-'],
-  ])('reports an unknown helper named by 250,000 %s in one pass', (_what, c) => {
-    const e = errorOf(() => checkSyntax(`{{[${c.repeat(250_000)}] x}}`, 'html'))
-    expect(e.message).toBe(
-      `html: ${'You specified knownHelpersOnly, but used the unknown helper '.padEnd(300, c)}`,
-    )
-  })
+  ])(
+    'reports an unknown helper named by %s on one line, and refuses 250,000 of them unparsed',
+    (_what, c) => {
+      const e = errorOf(() => checkSyntax(`{{[${c.repeat(900)}] x}}`, 'html'))
+      expect(e.message).toBe(
+        `html: ${'You specified knownHelpersOnly, but used the unknown helper '.padEnd(300, c)}`,
+      )
+      const long = errorOf(() => checkSyntax(`{{[${c.repeat(250_000)}] x}}`, 'html'))
+      expect(long.message).toBe('html: a {{…}} expression holds more than 1000 characters')
+    },
+  )
 })
 
 describe('the log helper', () => {

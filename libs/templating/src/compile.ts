@@ -1,28 +1,11 @@
 import { fail, MailerError, truncate, withoutControls } from '@mailer/contracts'
-import Handlebars from 'handlebars'
 import { inScope, type RenderScope } from './access-warnings.js'
+import { expressionProblem } from './expression-scan.js'
 import { htmlToText } from './html-to-text.js'
+import { hb, MAX_RENDERED_CHARS, OutputLimit, startPart, startRender } from './instance.js'
 import { overBytes } from './over-bytes.js'
 
-// An isolated environment: nothing registered on the global Handlebars object (by us or a
-// dependency) can change what a stored template does.
-const hb = Handlebars.create()
-// The built-in `log` helper writes its arguments (a contact's address, its data) to the process's
-// stdout at every render, outside the JSON logs. Templates cannot use it (checkSyntax); one saved
-// before that renders it as nothing.
-hb.registerHelper('log', () => '')
-
-/**
- * One render may repeat `#each` blocks at most this many times in all. Nested `#each` over a few
- * hundred items multiplies into billions of iterations (~90 ns each), which would hold the
- * service's event loop for hours from a request of a few KB; real emails stay far below.
- */
-export const MAX_RENDER_ITERATIONS = 100_000
-/**
- * A rendered part longer than this fails instead of being turned into text (a few references to
- * a large value reach hundreds of MB cheaply), when the caller gives no RenderLimits.
- */
-export const MAX_RENDERED_CHARS = 32 * 1024 * 1024
+export { MAX_RENDER_ITERATIONS, MAX_RENDER_STEPS, MAX_RENDERED_CHARS } from './instance.js'
 
 /** What a render may produce, from the caller's own limit. */
 export interface RenderLimits {
@@ -53,36 +36,6 @@ function mustaches(s: string): number {
   return n
 }
 
-class RenderLimit extends Error {}
-/** The part being rendered grew past the characters it may have. */
-class OutputLimit extends Error {}
-
-// Renders are synchronous, so these serve the render in progress (reset by each render and part).
-let iterationsLeft = MAX_RENDER_ITERATIONS
-/** Characters the part being rendered may have. */
-let outputBudget = MAX_RENDERED_CHARS
-/**
- * Characters the `#each` iterations of the part have produced so far, each counted once: an
- * iteration's output replaces what its nested iterations added, as it holds theirs.
- */
-let produced = 0
-const builtinEach = hb.helpers.each as Handlebars.HelperDelegate
-hb.registerHelper('each', function (this: unknown, context: unknown, options: Handlebars.HelperOptions) {
-  const fn = options.fn
-  const counted = (ctx: unknown, opts?: Handlebars.RuntimeOptions) => {
-    if (--iterationsLeft < 0) {
-      throw new RenderLimit(`#each would repeat more than ${MAX_RENDER_ITERATIONS} times with this data`)
-    }
-    const before = produced
-    const out = fn(ctx, opts)
-    produced = before + out.length
-    // A lower bound of the part's length: stopping here never refuses a part that would fit.
-    if (produced > outputBudget) throw new OutputLimit()
-    return out
-  }
-  return builtinEach.call(this, context, { ...options, fn: counted as Handlebars.TemplateDelegate })
-})
-
 /** The parts of an email a template can supply. */
 export interface TemplateSource {
   subject?: string | null | undefined
@@ -106,13 +59,16 @@ const MAX_SUBJECT = 998
  * Checks Handlebars syntax at save time, so a broken template never reaches a send.
  * Only the built-in helpers `if`, `unless`, `each`, `with` and `lookup` exist; `log`, unknown
  * helpers, partials and decorators would only fail later, when an email is rendered, so they
- * are rejected here, as is a part of more than MAX_TEMPLATE_MUSTACHES expressions. Throws 400
+ * are rejected here, as is a part of more than MAX_TEMPLATE_MUSTACHES expressions or whose
+ * expressions hold more than expressionProblem allows (checked before parsing). Throws 400
  * `invalid_template` with `param` = `<prefix><field>`.
  */
 export function checkSyntax(source: string, field: TemplateField, paramPrefix = ''): void {
   const param = `${paramPrefix}${field}`
   if (mustaches(source) > MAX_TEMPLATE_MUSTACHES)
     throw fail('invalid_template', `${field}: at most ${MAX_TEMPLATE_MUSTACHES} {{…}} expressions`, param)
+  const tooComplex = expressionProblem(source)
+  if (tooComplex) throw fail('invalid_template', `${field}: ${tooComplex}`, param)
   let ast: hbs.AST.Program
   try {
     ast = hb.parse(source)
@@ -164,14 +120,13 @@ export function compileTemplate(src: TemplateSource, options: { name?: string } 
 
   return {
     render(data, limits) {
-      iterationsLeft = MAX_RENDER_ITERATIONS
+      startRender()
       // Characters never outnumber UTF-8 bytes, so a part past `maxBytes` characters is too large.
       const max = limits ? limits.maxBytes : MAX_RENDERED_CHARS
       let field: TemplateField = 'subject'
       const part = (fn: Fn, f: TemplateField, budget: number): string => {
         field = f
-        outputBudget = budget
-        produced = 0
+        startPart(budget)
         const out = fn(data)
         if (out.length > budget) throw new OutputLimit()
         return out
