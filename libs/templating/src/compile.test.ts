@@ -1,4 +1,3 @@
-import { MailerError } from '@mailer/contracts'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   checkSyntax,
@@ -8,16 +7,7 @@ import {
   MAX_TEMPLATE_MUSTACHES,
   renderTemplate,
 } from './compile.js'
-
-const errorOf = (fn: () => unknown): MailerError => {
-  try {
-    fn()
-  } catch (e) {
-    if (e instanceof MailerError) return e
-    throw e
-  }
-  throw new Error('expected a MailerError')
-}
+import { errorOf } from './error-of.test-support.js'
 
 describe('renderTemplate', () => {
   it('escapes {{x}} in html only, never {{{x}}}, and leaves subject and text unescaped', () => {

@@ -1,22 +1,12 @@
-import { MailerError } from '@mailer/contracts'
 import Handlebars from 'handlebars'
 import { describe, expect, it } from 'vitest'
 import { checkSyntax, compileTemplate, MAX_RENDER_STEPS, renderTemplate } from './compile.js'
+import { errorOf } from './error-of.test-support.js'
 import { MAX_EXPRESSION_CHARS, MAX_SUBEXPRESSION_DEPTH, MAX_TEMPLATE_SEGMENTS } from './expression-scan.js'
 
 // One ordinary-sized request must not hold the service: every expression's output is charged
 // against the part's output budget as it is produced, every evaluation against the render's steps,
 // and what one {{…}} may hold is bounded before anything is parsed.
-
-const errorOf = (fn: () => unknown): MailerError => {
-  try {
-    fn()
-  } catch (e) {
-    if (e instanceof MailerError) return e
-    throw e
-  }
-  throw new Error('expected a MailerError')
-}
 
 /** A value that counts how often a render turns it into text. */
 const counted = (chars: number) => {
