@@ -44,4 +44,26 @@ describe('every', () => {
     expect(runs).toBe(after)
     expect(lines.find((l) => l.loop === 'demo')).toMatchObject({ msg: 'background run failed; will retry' })
   })
+
+  it('with now, runs at once, and the interval waits for that first run', async () => {
+    const { logger } = capture()
+    let runs = 0
+    let release!: () => void
+    const loop = every(
+      5,
+      'demo',
+      logger,
+      async () => {
+        runs++
+        if (runs === 1) await new Promise<void>((r) => (release = r))
+      },
+      { now: true },
+    )
+    expect(runs).toBe(1)
+    await sleep(30) // several intervals while the first run is held
+    expect(runs).toBe(1)
+    release()
+    while (runs < 2) await sleep(5)
+    await loop.stop()
+  })
 })

@@ -170,27 +170,16 @@ export function startStatsRefresher(ctx: EmailContext): Loop {
     'Passes of the stats refresher, by outcome (recent, full, skipped: another replica holds the lease, lost, stopped)',
     ['outcome'],
   )
-  let running: Promise<void> | null = null
-  const pass = (): Promise<void> => {
-    // The first pass and the loop's never overlap: the loop waits for the one in progress.
-    running ??= refresher
-      .refresh()
-      .then((outcome) => {
-        passes.inc({ outcome })
-        if (outcome === 'full') rt.logger.debug('stats rollup refreshed over every hour')
-      })
-      .finally(() => {
-        running = null
-      })
-    return running
+  const pass = async (): Promise<void> => {
+    const outcome = await refresher.refresh()
+    passes.inc({ outcome })
+    if (outcome === 'full') rt.logger.debug('stats rollup refreshed over every hour')
   }
-  const first = pass().catch((err) => rt.logger.warn({ err }, 'stats refresh failed; will retry'))
-  const loop = every(rt.env.STATS_REFRESH_SECONDS * 1000, 'stats refresh', rt.logger, pass)
+  const loop = every(rt.env.STATS_REFRESH_SECONDS * 1000, 'stats refresh', rt.logger, pass, { now: true })
   return {
     async stop() {
       refresher.stop()
       await loop.stop()
-      await first
     },
   }
 }

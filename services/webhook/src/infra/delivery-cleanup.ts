@@ -45,8 +45,10 @@ export class DeliveryCleanup {
   }
 
   start(): void {
-    this.sweeps = every(this.opts.sweepEveryMs, 'webhook-leftover-sweep', this.logger, () => this.sweep())
-    this.track(this.sweep(), 'sweeping leftover webhook deliveries failed; the next sweep retries')
+    // The first sweep at start ends what a stopped replica left.
+    this.sweeps = every(this.opts.sweepEveryMs, 'webhook-leftover-sweep', this.logger, () => this.sweep(), {
+      now: true,
+    })
   }
 
   /**
