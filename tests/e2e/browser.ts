@@ -33,6 +33,9 @@ export function ensureDashboardBuilt(): void {
   if (existsSync(index) && statSync(index).mtimeMs >= sources) return
   execFileSync('pnpm', ['--filter', '@mailer/dashboard', 'build'], {
     cwd: ROOT,
+    // Vite builds for the NODE_ENV it finds, and vitest sets `test`: React's development build, whose
+    // StrictMode runs every effect twice (two reads of each resource where the page makes one).
+    env: { ...process.env, NODE_ENV: 'production' },
     stdio: 'pipe',
     timeout: 300_000,
   })

@@ -190,8 +190,14 @@ describe('dashboard lists, refreshes and session', { timeout: 120_000 }, () => {
       await page.clock.runFor(60_000)
       expect(held.length).toBe(1)
       await held[0]!.continue()
-      await page.clock.runFor(10_000)
-      await expect.poll(() => held.length).toBe(2)
+      // Polls resume once the page has the answer, which reaches it a moment after continue()
+      // (a tick before that is skipped as busy): the clock moves on until the next poll is made.
+      await expect
+        .poll(async () => {
+          await page.clock.runFor(10_000)
+          return held.length
+        })
+        .toBe(2)
       await held[1]!.continue()
     } finally {
       await b.close()
