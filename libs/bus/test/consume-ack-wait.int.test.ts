@@ -35,12 +35,14 @@ afterAll(async () => {
 describe('consume', () => {
   it('keeps a message whose handler outlasts the ack wait: each is handled once, none redelivered', async () => {
     const [a, b] = [await replica('a'), await replica('b')]
-    await ensureConsumer(a, STREAM.name, 'slow', { ack_wait: 1_000_000_000 })
+    // 3 s: heartbeats every second, so an event-loop stall of up to ~2 s (a loaded machine) keeps
+    // the message; with 1 s, a stall over ~0.5 s let it go to the other replica.
+    await ensureConsumer(a, STREAM.name, 'slow', { ack_wait: 3_000_000_000 })
     const handled = new Map<number, number>()
     const handle = async (msg: { seq: number; ack(): void }) => {
       handled.set(msg.seq, (handled.get(msg.seq) ?? 0) + 1)
-      // Three and a half ack waits: without heartbeats each message went to the other replica too.
-      await sleep(3_500)
+      // Over two ack waits: without heartbeats each message went to the other replica too.
+      await sleep(7_000)
       msg.ack()
     }
     const common = { stream: STREAM.name, durable: 'slow', concurrency: 8, logger }
