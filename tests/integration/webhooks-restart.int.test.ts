@@ -180,6 +180,8 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
       wh = (await client.post('/v1/webhooks', p.live, { url: rx.url() })).body
       for (let i = 0; i < 6; i++) await events.publish(p.project.id, makeEvent())
       await waitFor(async () => (await leased(wh.id)) === 6, { what: 'all six claimed' })
+      // Leased before it is posted: wait for the receiver to hold the first one.
+      await waitFor(() => rx.requests.length >= 1 || null, { what: 'the first attempt at the receiver' })
       expect(rx.requests).toHaveLength(1)
       const stopping = only.stop()
       await waitFor(async () => (await leased(wh.id)) === 1, { what: 'the five waiting handed back' })
@@ -213,12 +215,17 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
     const rx = await Receiver.start((_, n) => (n === 1 ? 'hang' : { status: 500, body: 'down' }))
     receivers.push(rx)
     // A real process, SIGKILLed: one slot, two claimed ahead, leased for 15 s (renewed until the
-    // kill). The time-out is long enough that the hanging attempt is still on its way when the
-    // replica is killed, however busy the machine (with 1 s a loaded run sent the next one first).
+    // kill). The time-out outlasts the test, so the hanging attempt is still on its way when the
+    // replica is killed, however busy the machine (with 1 s, then 2.5 s, a loaded run sent the
+    // next one first); the kill ends the hang.
     await stack.stop('webhook')
     const only = await spawnService(
       'webhook',
-      stack.env({ WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_PREFETCH: '2', WEBHOOK_TIMEOUT_MS: '2500' }),
+      stack.env({
+        WEBHOOK_ENDPOINT_CONCURRENCY: '1',
+        WEBHOOK_PREFETCH: '2',
+        WEBHOOK_TIMEOUT_MS: String(HELD_TIMEOUT_MS),
+      }),
     )
     let p: Awaited<ReturnType<typeof createProject>>
     let wh: { id: string }
@@ -327,6 +334,8 @@ describe('deliveries claimed ahead (WEBHOOK_PREFETCH)', () => {
       await waitFor(async () => (await leased(wh.id)) === 4, {
         what: 'all four claimed, three waiting behind the one in flight',
       })
+      // Leased before it is posted: wait for the receiver to hold the first one.
+      await waitFor(() => rx.requests.length >= 1 || null, { what: 'the first attempt at the receiver' })
       const rotated = (await client.post(`/v1/webhooks/${wh.id}/rotate-secret`, p.live)).body
       expect(rx.requests).toHaveLength(1)
       release()
