@@ -35,7 +35,9 @@ describe('SMTP session time limits', () => {
 
   it('a reply drip-fed line by line is bounded by the time-out as a whole: the send ends and the pool slot is freed', async () => {
     const r = await dripFeeding('mail')
-    const pool = new SmtpPool({ ...opts(r.port, { timeoutMs: 300 }), size: 1 })
+    // 2 s, not less: the time-out also bounds the greeting and the second send, and a stall of the
+    // event loop past it ended the wrong wait. The drip never completes, so only the bound ends it.
+    const pool = new SmtpPool({ ...opts(r.port, { timeoutMs: 2_000 }), size: 1 })
     closers.unshift(async () => pool.close())
     const stuck = await pool.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
     expect(stuck).toBeInstanceOf(SmtpConnectionError)
@@ -46,9 +48,11 @@ describe('SMTP session time limits', () => {
 
   it('a drip-fed answer to the final dot ends the send too, at its own time-out, as a message that may have arrived', async () => {
     const r = await dripFeeding('dot')
-    const c = await session(opts(r.port, { timeoutMs: 10_000, dataTimeoutMs: 300 }))
+    // 2 s: a stall of the event loop past a shorter one could let the socket's idle time-out end
+    // the wait first, with another message. The drip never completes, so only the bound ends it.
+    const c = await session(opts(r.port, { timeoutMs: 10_000, dataTimeoutMs: 2_000 }))
     const stuck = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
-    expect(stuck).toMatchObject({ bodySent: true, message: 'no complete answer from the relay in 300 ms' })
+    expect(stuck).toMatchObject({ bodySent: true, message: 'no complete answer from the relay in 2000 ms' })
     expect(c.usable).toBe(false)
   })
 

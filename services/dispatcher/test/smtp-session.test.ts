@@ -200,7 +200,8 @@ describe('SMTP session', () => {
       if (line.startsWith('EHLO')) socket.write('250-hi\r\n250 PIPELINING\r\n')
       // Never answers MAIL FROM and the rest.
     })
-    const c = await session(opts(silent.port, { timeoutMs: 300 }))
+    // 2 s: the time-out also bounds the greeting, which a stalled event loop could outlast.
+    const c = await session(opts(silent.port, { timeoutMs: 2_000 }))
     const stuck = await c.send({ from: 'a@sender.test', to: ['b@x.test'] }, message()).catch((e) => e)
     expect(stuck).toMatchObject({ bodySent: false, message: expect.stringContaining('no answer') })
     expect(c.usable).toBe(false)
