@@ -234,7 +234,9 @@ describe('HttpSender answers', () => {
       socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n')
       trickle(socket, '1\r\nx\r\n')
     })
-    sender = new HttpSender({ timeoutMs: 600, allowPrivate: true })
+    // 2 s: the headers must come within it, which a stalled event loop made them miss at 600 ms.
+    // The body never ends, so the time-out still ends the attempt.
+    sender = new HttpSender({ timeoutMs: 2_000, allowPrivate: true })
     try {
       const r = await sender.post(server.url, '{}', headers)
       expect(r).toMatchObject({ outcome: 'success', responseCode: 200 })
