@@ -31,9 +31,13 @@ async function emails(project: string, status: string, ago: number, count = 1): 
 const setStatus = (ids: string[], status: string) =>
   t.db.$executeRawUnsafe('UPDATE emails SET status = $2 WHERE id = ANY($1::text[])', ids, status)
 
-/** The project's three windows as GET /v1/admin/stats answers them. */
-async function stats(project: string) {
-  const rows = await countByStatus(t.db, statsWindows(new Date()))
+/**
+ * The project's three windows as GET /v1/admin/stats answers them at `now`. The tests pass a clock
+ * reading taken before their emails are written: "today" then holds those written "now" even if
+ * 00:00 UTC passes before the read (windows taken at the read lost them then).
+ */
+async function stats(project: string, now: Date) {
+  const rows = await countByStatus(t.db, statsWindows(now))
   const out = { today: {}, last7d: {}, last30d: {} } as Record<string, Record<string, number>>
   for (const r of rows.filter((r) => r.projectId === project))
     for (const w of ['today', 'last7d', 'last30d'] as const) if (r[w] > 0) out[w]![r.status] = r[w]
@@ -47,26 +51,27 @@ const recent = () => new StatsRefresher(t.db, { ...opts, fullEveryMs: DAY })
 
 describe('stats rollup (email_status_hours)', () => {
   it('computes every hour on the first pass, then counts from the rollup, not the emails', async () => {
+    const now = new Date()
     const queued = await emails('proj_s1', 'queued', 0, 3)
     await emails('proj_s1', 'delivered', 3 * DAY)
     await emails('proj_s1', 'bounced', 20 * DAY)
     await emails('proj_s1', 'delivered', 40 * DAY) // past every window
     // Never refreshed (a fresh install, an upgrade): the first pass does every hour.
-    expect(await stats('proj_s1')).toEqual({ today: {}, last7d: {}, last30d: {} })
+    expect(await stats('proj_s1', now)).toEqual({ today: {}, last7d: {}, last30d: {} })
     expect(await recent().refresh()).toBe('full')
     const first = {
       today: { queued: 3 },
       last7d: { queued: 3, delivered: 1 },
       last30d: { queued: 3, delivered: 1, bounced: 1 },
     }
-    expect(await stats('proj_s1')).toEqual(first)
+    expect(await stats('proj_s1', now)).toEqual(first)
 
     // A change in the emails shows only once refreshed: the stats do not read them.
     await setStatus(queued.slice(0, 2), 'delivered')
     await emails('proj_s1', 'queued', 0)
-    expect(await stats('proj_s1')).toEqual(first)
+    expect(await stats('proj_s1', now)).toEqual(first)
     expect(await recent().refresh()).toBe('recent')
-    expect(await stats('proj_s1')).toEqual({
+    expect(await stats('proj_s1', now)).toEqual({
       today: { queued: 2, delivered: 2 },
       last7d: { queued: 2, delivered: 3 },
       last30d: { queued: 2, delivered: 3, bounced: 1 },
@@ -74,17 +79,19 @@ describe('stats rollup (email_status_hours)', () => {
   })
 
   it("shows an old email's new status after the full pass, not before", async () => {
+    const now = new Date()
     const [old] = await emails('proj_s2', 'delivered', 5 * DAY)
     await full().refresh()
-    expect((await stats('proj_s2')).last7d).toEqual({ delivered: 1 })
+    expect((await stats('proj_s2', now)).last7d).toEqual({ delivered: 1 })
     await setStatus([old!], 'bounced') // a late bounce, five days on
     expect(await recent().refresh()).toBe('recent')
-    expect((await stats('proj_s2')).last7d).toEqual({ delivered: 1 })
+    expect((await stats('proj_s2', now)).last7d).toEqual({ delivered: 1 })
     expect(await full().refresh()).toBe('full')
-    expect((await stats('proj_s2')).last7d).toEqual({ bounced: 1 })
+    expect((await stats('proj_s2', now)).last7d).toEqual({ bounced: 1 })
   })
 
   it('keeps the windows whole when retention deletes emails, tallying them by hour', async () => {
+    const now = new Date()
     // Three emails of one hour, a few ms apart, and one of another day.
     const at = 5 * DAY + 30 * 60_000
     const ids = [
@@ -94,7 +101,7 @@ describe('stats rollup (email_status_hours)', () => {
       ...(await emails('proj_s3', 'complained', 20 * DAY)),
     ]
     await full().refresh()
-    const before = await stats('proj_s3')
+    const before = await stats('proj_s3', now)
     expect(before).toEqual({
       today: {},
       last7d: { delivered: 3 },
@@ -116,10 +123,11 @@ describe('stats rollup (email_status_hours)', () => {
       { count: 1, hourly: true },
     ])
     expect(await full().refresh()).toBe('full')
-    expect(await stats('proj_s3')).toEqual(before)
+    expect(await stats('proj_s3', now)).toEqual(before)
   })
 
   it('lets one refresher at a time work, and never counts an email twice', async () => {
+    const now = new Date()
     await emails('proj_s4', 'queued', 0, 2)
     await emails('proj_s4', 'delivered', 2 * DAY)
     // Another replica holds the lease: this one skips its pass.
@@ -129,7 +137,7 @@ describe('stats rollup (email_status_hours)', () => {
        ON CONFLICT (id) DO UPDATE SET holder = 'other', lease_until = excluded.lease_until`,
     )
     expect(await full().refresh()).toBe('skipped')
-    expect(await stats('proj_s4')).toEqual({ today: {}, last7d: {}, last30d: {} })
+    expect(await stats('proj_s4', now)).toEqual({ today: {}, last7d: {}, last30d: {} })
     await t.db.$executeRawUnsafe(`UPDATE email_stats_refresh SET lease_until = now() - interval '1 second'`)
 
     // Replicas racing: full passes at once, and the same hour recomputed side by side.
@@ -142,7 +150,7 @@ describe('stats rollup (email_status_hours)', () => {
       last7d: { queued: 2, delivered: 1 },
       last30d: { queued: 2, delivered: 1 },
     }
-    expect(await stats('proj_s4')).toEqual(want)
+    expect(await stats('proj_s4', now)).toEqual(want)
     const [rows] = await t.db.$queryRawUnsafe<Array<{ n: number }>>(
       `SELECT sum(count)::int AS n FROM email_status_hours WHERE project_id = 'proj_s4'`,
     )
