@@ -132,9 +132,18 @@ describe('DELETE /v1/emails/:id (cancel)', () => {
   })
 
   it('cancels a scheduled email, which then is never queued', async () => {
-    const r = await send({ scheduledAt: inSeconds(2) })
+    // A minute ahead, made due once canceled: with 2 s, a loaded machine could take longer than
+    // that to send and cancel it, and the sweeper queued it first. A second one, not canceled,
+    // falls due in the same statement: once it is dispatched, a sweep has seen both due.
+    const r = await send({ scheduledAt: inSeconds(60) })
+    const control = await send({ scheduledAt: inSeconds(60) })
     expect((await client.del(`/v1/emails/${r.body.id}`, acme.live)).body.status).toBe('canceled')
-    await new Promise((res) => setTimeout(res, 3000))
+    await sql(te, 'UPDATE emails SET scheduled_at = now() WHERE id = ANY($1::text[])', [
+      [r.body.id, control.body.id],
+    ])
+    await waitFor(async () => (await dispatched(control.body.id)).length > 0, {
+      what: 'the one not canceled',
+    })
     expect((await get(r.body.id)).status).toBe('canceled')
     expect(await dispatched(r.body.id)).toEqual([])
   })
