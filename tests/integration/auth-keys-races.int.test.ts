@@ -2,7 +2,7 @@ import { createDb, createPgPool } from '@mailer/db'
 import { createLogger } from '@mailer/observability'
 import { describe, expect, it } from 'vitest'
 import { LastUsedTracker } from '../../services/auth/src/infra/last-used.js'
-import { sql as sqlIn } from '../support/db.js'
+import { sql as sqlIn, waitersOn } from '../support/db.js'
 import { createProject } from '../support/http.js'
 import { useStack } from '../support/use-stack.js'
 
@@ -27,18 +27,15 @@ describe('API keys under concurrency', () => {
     try {
       await holder.query('BEGIN')
       await holder.query('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [p.liveId])
+      const pid = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid
       // One after another, each once the one before waits for the row: every one has read the key
       // unrevoked, at a later time than the one before.
       const revokes: Array<Promise<{ status: number; body: any }>> = []
       for (let i = 1; i <= 4; i++) {
         revokes.push(client.del(`/v1/admin/api-keys/${p.liveId}`, client.admin))
-        await until(async () => {
-          const { rows } = await pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-             WHERE wait_event_type = 'Lock' AND datname = current_database() AND query LIKE '%api_keys%'`,
-          )
-          return (rows[0]?.n ?? 0) >= i
-        })
+        // Waiting for the holder's row, not any lock of the database: another test file's waiter
+        // let the next revoke go before this one had read the key.
+        await until(async () => (await waitersOn(pool, pid)) >= i)
       }
       await holder.query('COMMIT')
       const answers = await Promise.all(revokes)

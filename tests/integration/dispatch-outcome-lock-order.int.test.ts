@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ClaimedEmail } from '../../services/dispatcher/src/domain/claimed-email.js'
 import type { Plan } from '../../services/dispatcher/src/domain/outcome.js'
 import { recordOutcomes } from '../../services/dispatcher/src/infra/record.js'
+import { waitersOn } from '../support/db.js'
 
 /*
  * The dispatcher's outcome write and the tracking consumer's group write (which locks its emails
@@ -85,18 +86,17 @@ describe('the outcome write of two emails', () => {
     try {
       await tracking.query('BEGIN')
       await tracking.query(`SELECT id FROM emails WHERE id = $1 FOR NO KEY UPDATE`, [first])
+      const pid = (await tracking.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid
 
       // The dispatcher records the two outcomes, the second email's first.
       const writing = recordOutcomes(pool, [delivered(second), delivered(first)]).then(
         (r) => ({ ok: r }),
         (err: unknown) => ({ err }),
       )
-      // Until it waits for the first email's lock.
+      // Until it waits for the first email's lock: a wait of the tracking session's, not any
+      // session's (another test file's outcome write waiting let this one go on too early).
       for (let i = 0; ; i++) {
-        const { rows } = await pool.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE emails e SET%'`,
-        )
-        if (rows[0].n > 0) break
+        if ((await waitersOn(pool, pid)) > 0) break
         if (i > 200) throw new Error('the outcome write never waited for the lock')
         await new Promise((r) => setTimeout(r, 25))
       }

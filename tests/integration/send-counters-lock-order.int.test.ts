@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { counterWindows } from '../../services/email/src/domain/limits.js'
 import { type StoreRequest, storeMany } from '../../services/email/src/infra/accept-store.js'
 import { countSends, type Limits } from '../../services/email/src/infra/send-counters.js'
+import { waitersOn } from '../support/db.js'
 import { preparedSend } from '../support/prepared-send.js'
 
 /*
@@ -48,16 +49,16 @@ function request(l: Limits): StoreRequest {
   }
 }
 
-/** Until `n` sessions of this schema wait for a row lock. */
-async function waitersReach(n: number): Promise<void> {
+/**
+ * Until `n` sessions wait for the locks of `holder` (a backend pid). Counted across the database,
+ * another test file's waiter let a round go on before both counts here waited.
+ */
+async function waitersReach(holder: number, n: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const { rows } = await pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-    )
-    if ((rows[0]?.n ?? 0) >= n) return
+    if ((await waitersOn(pool, holder)) >= n) return
     await new Promise((r) => setTimeout(r, 25))
   }
-  throw new Error(`fewer than ${n} sessions ever waited for a lock`)
+  throw new Error(`fewer than ${n} sessions ever waited for the holder's lock`)
 }
 
 /** One round: the rows held by another transaction, both kinds of count waiting, then the commit. */
@@ -82,12 +83,13 @@ async function round(): Promise<Array<PromiseSettledResult<unknown>>> {
   try {
     await holder.query('BEGIN')
     await holder.query('SELECT 1 FROM send_counters WHERE project_id = $1 FOR UPDATE', [projectId])
+    const pid = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid
     // A request counted step by step (after a limit was reached) waits for the rows...
     const stepByStep = inTransaction(pool, (tx) => countSends(tx, projectId, l, 1))
-    await waitersReach(1)
+    await waitersReach(pid, 1)
     // ...and so does a request counted in one statement.
     const oneStatement = storeMany(pool, [request(l)])
-    await waitersReach(2)
+    await waitersReach(pid, 2)
     await holder.query('COMMIT')
     return await Promise.allSettled([stepByStep, oneStatement])
   } finally {

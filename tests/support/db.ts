@@ -67,3 +67,21 @@ export async function tableDigests(te: TestEnv): Promise<Record<string, string>>
   }
   return out
 }
+
+/**
+ * How many sessions wait for a lock that backend `holder` holds, directly or queued behind another
+ * such waiter (a second waiter for one row waits for the first one's tuple lock, so only the first
+ * names the holder). Waiters of other test files, which share the database, are not counted.
+ */
+export async function waitersOn(pool: Pick<pg.Pool, 'query'>, holder: number): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    `WITH RECURSIVE waiting(pid) AS (
+       SELECT pid FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))
+       UNION
+       SELECT a.pid FROM pg_stat_activity a JOIN waiting w ON w.pid = ANY(pg_blocking_pids(a.pid))
+     )
+     SELECT count(*)::int AS n FROM waiting`,
+    [holder],
+  )
+  return rows[0]?.n ?? 0
+}
