@@ -279,13 +279,14 @@ describe('delivery', () => {
     expect(retry.status).toBe(409)
     expect(retry.body.error.code).toBe('webhook_disabled')
 
-    // Manual retry redelivers now, with the same delivery id. The attempt that was on its way left
-    // its lease on the row, and a retry leaves the delivery alone until it runs out (15 s on;
-    // webhooks-disable-inflight covers that): it is made to run out now instead.
-    await sql(
-      te,
-      'UPDATE webhook_deliveries SET locked_until = now() WHERE id = $1 AND locked_until > now()',
-      [d.id],
+    // Manual retry redelivers now, with the same delivery id. The attempt that was on its way kept
+    // its lease until its 500 came back (a retry leaves an attempt in flight alone), then let it go
+    // (webhooks-disable-inflight).
+    await waitFor(
+      async () =>
+        (await sql(te, 'SELECT locked_until FROM webhook_deliveries WHERE id = $1', [d.id]))[0]
+          ?.locked_until === null,
+      { what: "the held attempt's lease let go" },
     )
     healthy = true
     await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: true })

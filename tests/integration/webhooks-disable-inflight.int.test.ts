@@ -109,4 +109,41 @@ describe('disabling a webhook', () => {
     await sleep(1500)
     expect(receiver.requests).toHaveLength(1)
   })
+
+  it("a manual retry once the disabled webhook's attempt came back without a 2xx sends it again at once", async () => {
+    const { held: answered, release } = gate()
+    const { receiver, p, wh, projectId } = await setup(
+      (_r, n) =>
+        n === 1 ? { status: 500, body: 'broken', after: answered } : { status: 200, body: 'fixed' },
+      'inflight-back',
+    )
+    await events.publish(projectId, makeEvent('email.delivered'))
+    await waitFor(() => receiver.requests.length === 1, { what: 'the attempt in flight' })
+    expect((await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: false })).status).toBe(200)
+    release()
+    expect((await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: true })).status).toBe(200)
+    const [failed] = await deliveries(p.live, wh.id)
+    // Retried until the 500 is recorded (a retry before that leaves the attempt in flight alone).
+    // Well within the 15 s lease the attempt held: the lease went with the answer, and before, a
+    // retry was answered unchanged until it ran out.
+    const retried = await waitFor(
+      async () => {
+        const r = await client.post(`/v1/webhooks/${wh.id}/deliveries/${failed!.id}/retry`, p.live)
+        return r.body.status === 'pending' ? r : null
+      },
+      { what: 'a retry taken', timeoutMs: 5_000, intervalMs: 200 },
+    )
+    expect(retried.status).toBe(202)
+    const settled = await waitFor(async () => {
+      const [d] = await deliveries(p.live, wh.id)
+      return d?.status === 'success' ? d : null
+    })
+    expect(settled).toMatchObject({
+      id: failed!.id,
+      status: 'success',
+      responseCode: 200,
+      responseBody: 'fixed',
+    })
+    expect(receiver.requests).toHaveLength(2)
+  })
 })

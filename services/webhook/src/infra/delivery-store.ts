@@ -238,7 +238,27 @@ export class DeliveryStore {
       ],
     )
     const done = new Set(updated.map((r) => r.id))
+    const superseded = reqs.filter((r) => !done.has(r.d.id))
+    // Not thrown: the results above are committed, and a group retried one by one would find
+    // them recorded already; a lease left in place runs out by itself.
+    if (superseded.length > 0) await this.releaseDisabled(superseded).catch(() => undefined)
     return reqs.map((r) => done.has(r.d.id))
+  }
+
+  /**
+   * Attempts that came back (not 2xx) after their webhook's disabling failed the delivery: the
+   * disabling keeps the claim's lease, so that a manual retry sends no second copy while the attempt
+   * is out; once it is back, the lease goes, or a retry left the delivery alone until the lease ran
+   * out (up to WEBHOOK_LEASE_MS) and answered it unchanged. Rare: one more statement only then.
+   */
+  private async releaseDisabled(reqs: AttemptResult[]): Promise<void> {
+    await this.rows(
+      `UPDATE webhook_deliveries d SET locked_until = NULL
+       FROM unnest($1::text[], $2::int[], $3::timestamptz[]) AS v(id, attempt, lease)
+       WHERE d.id = v.id AND d.attempt = v.attempt AND d.locked_until = v.lease
+         AND d.status = 'failed' AND d.response_code IS NULL AND d.response_body = $4`,
+      [reqs.map((r) => r.d.id), reqs.map((r) => r.d.attempt), reqs.map((r) => r.d.lease), DISABLED_REASON],
+    )
   }
 
   /**
