@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../support/db.js'
 import { email, inSeconds, projectWithDomain } from '../support/emails.js'
+import { rawExchange } from '../support/raw-http.js'
 import { Stack } from '../support/stack.js'
 import { useStack } from '../support/use-stack.js'
 
-const { te, client } = useStack(['auth', 'email', 'gateway'])
+const { te, client, stack } = useStack(['auth', 'email', 'gateway'])
 // A second email replica on the same database and NATS prefix, to show concurrent duplicates
 // arriving at different replicas still make one email.
 const replica = new Stack(te)
@@ -23,7 +24,33 @@ const send = (body: unknown, key: string | null = acme.live, idem?: string) =>
 const emailsWithKey = async (key: string) =>
   sql(te, 'SELECT id FROM emails WHERE idempotency_key = $1', [key])
 
+/** POST /v1/emails with `Idempotency-Key: <key>` written in UTF-8, as curl sends what it is given. */
+async function sendUtf8Key(body: unknown, key: string) {
+  const json = JSON.stringify(body)
+  const r = await rawExchange(
+    Number(new URL(stack.gatewayUrl).port),
+    `POST /v1/emails HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${acme.live}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+      `Idempotency-Key: ${key}\r\n\r\n${json}`,
+  )
+  return { status: r.status, body: JSON.parse(r.body) }
+}
+
 describe('idempotency (contract.md part 3)', () => {
+  it('an Idempotency-Key header in UTF-8 is the key as written: the same as the body field, 256 characters long', async () => {
+    const body = email(acme.from, { to: 'utf8@x.test' })
+    const first = await sendUtf8Key(body, 'clé-1')
+    expect(first.status).toBe(202)
+    // Read as Latin-1 it was "clÃ©-1": another key than the body's, so a second email.
+    const again = await send({ ...body, idempotencyKey: 'clé-1' })
+    expect(again.body).toEqual({ id: first.body.id, status: 'queued', idempotent: true })
+    expect(await emailsWithKey('clé-1')).toHaveLength(1)
+    // 256 characters of two bytes each: within the limit (it counted 512 and refused it).
+    const long = await sendUtf8Key(email(acme.from, { to: 'utf8-long@x.test' }), 'é'.repeat(256))
+    expect(long.status).toBe(202)
+    expect(await emailsWithKey('é'.repeat(256))).toHaveLength(1)
+  })
+
   it('the same key and body answer the first result with idempotent: true and the same status', async () => {
     const body = email(acme.from, { to: 'Bob@x.test' })
     const first = await send(body, acme.live, 'k-same')

@@ -6,6 +6,7 @@ import type { Served } from '../http/allowed-methods.js'
 import type { Authenticator } from '../http/authenticate.js'
 import { jsonBody } from '../http/body.js'
 import { sendError } from '../http/errors.js'
+import { headerText } from '../http/header-text.js'
 import { closeIfBodyUnread, type ReadBody } from '../http/read-body.js'
 
 export const MIRROR_PREFIX = '/v1/admin/projects/:slug'
@@ -61,7 +62,7 @@ export const forwardRoute =
         const given = req.headersDistinct[h]
         if (given === undefined) continue
         if (given.length > 1) throw givenTwice(h)
-        headers[h] = given[0]!
+        headers[h] = headerText(given[0]!)
       }
       // A DELETE carries a body only where the route declares one (removing audience members).
       const body =
