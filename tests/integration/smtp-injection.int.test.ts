@@ -188,11 +188,15 @@ describe('attachment fields', () => {
   const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]).toString('base64')
   const notes = Buffer.from('Grüße\r\n', 'utf8')
 
-  it('a control character in a filename or content id, a content id no header can hold or an overlong type is 400', async () => {
+  it('a control character, tab or backslash in a filename, a content id no header can hold or an overlong type is 400; a content id makes a part inline', async () => {
     const refused: Array<[Record<string, string>, string]> = [
       // Written into Content-Type and Content-Disposition as they were.
       [{ filename: 'report\u0007.pdf' }, 'filename'],
       [{ filename: 'a\u001b[2Jb.txt' }, 'filename'],
+      // Quoted as a JSON string, "a<TAB>b.txt" arrived as "atb.txt"; a backslash went unescaped
+      // into Content-Type's name ("C:\dir\x.txt" read as "C:dirx.txt").
+      [{ filename: 'a\tb.txt' }, 'filename'],
+      [{ filename: 'C:\\dir\\x.txt' }, 'filename'],
       [{ contentId: 'logo\u0001' }, 'contentId'],
       // Content-ID is a msg-id (RFC 2045 7): a non-ASCII one became an encoded word, and `<`/`>`
       // inside were dropped, so the html's cid: reference no longer found its image.
@@ -211,18 +215,21 @@ describe('attachment fields', () => {
       })
     }
 
-    const name = 'naïve "quoted"; name\t(1).txt'
+    const name = 'naïve "quoted"; name (1).txt'
     const raw = await delivered(
       email(from(), {
         html: '<img src="cid:logo@acme">',
         attachments: [
-          { filename: 'a.png', content: png, disposition: 'inline', contentId: '<logo@acme>' },
+          // No disposition: a content id makes it inline, for the html's cid: reference.
+          { filename: 'a.png', content: png, contentId: '<logo@acme>' },
           { filename: name, content: notes.toString('base64'), type: 'text/plain' },
         ],
       }),
     )
     const parts = allParts(parseMime(raw))
-    expect(field(parts.find((p) => p.type === 'image/png')!, 'content-id')).toBe('<logo@acme>')
+    const image = parts.find((p) => p.type === 'image/png')!
+    expect(field(image, 'content-id')).toBe('<logo@acme>')
+    expect(field(image, 'content-disposition')).toMatch(/^inline\b/)
     const txt = parts.find((p) => /^attachment/.test(field(p, 'content-disposition') ?? ''))!
     expect(rfc2231(field(txt, 'content-disposition'), 'filename')).toBe(name)
     expect(decodedBody(txt).equals(notes)).toBe(true)

@@ -193,7 +193,11 @@ export const Attachment = z.strictObject({
     .max(255)
     .refine(noLineBreaks, 'filename cannot contain line breaks')
     // Written into Content-Type and Content-Disposition as they are, where no header may hold them.
-    .refine(noControls, 'filename cannot contain control characters'),
+    .refine(noControls, 'filename cannot contain control characters')
+    // The MIME writer (nodemailer) quotes a plain-ASCII name as a JSON string, where `\t` reads
+    // back as `t` ("a<TAB>b.txt" arrived as "atb.txt"), and leaves a backslash in Content-Type's
+    // `name` unescaped (`C:\dir\x.txt` read as `C:dirx.txt`): refused rather than mangled.
+    .refine((s) => !/[\t\\]/.test(s), 'filename cannot contain a tab or a backslash'),
   content: z.string().min(1),
   type: z
     .string()

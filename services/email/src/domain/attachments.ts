@@ -91,7 +91,9 @@ export function checkAttachments(raw: unknown): StoredAttachment[] {
       filename: a.filename,
       content,
       type: a.type ?? typeFor(a.filename),
-      disposition: a.disposition ?? 'attachment',
+      // An image given a content id is there for the html's `cid:` (as Resend's content_id and
+      // Postmark's ContentID make it inline): as an attachment, clients list it as a download.
+      disposition: a.disposition ?? (a.contentId ? 'inline' : 'attachment'),
       contentId: a.contentId ?? null,
       size: decodedSize(content),
     }
