@@ -187,6 +187,15 @@ describe('PATCH /v1/emails/:id (reschedule)', () => {
     })
   })
 
+  it('takes a scheduledAt written without seconds, as ISO 8601 allows', async () => {
+    const at = new Date(Date.now() + 3_600_000)
+    const written = `${at.toISOString().slice(0, 16)}Z` // 2026-12-01T09:30Z
+    const r = await send({ scheduledAt: written })
+    expect([r.status, r.body.status]).toEqual([202, 'scheduled'])
+    const got = await client.get(`/v1/emails/${r.body.id}`, acme.live)
+    expect(got.body.scheduledAt).toBe(`${at.toISOString().slice(0, 16)}:00.000Z`)
+  })
+
   it('rejects bad times with invalid_schedule and non-scheduled emails with 409', async () => {
     const r = await send({ scheduledAt: inSeconds(3600) })
     for (const scheduledAt of [inSeconds(-5), 'tomorrow', inSeconds(40 * 86400), null]) {

@@ -13,9 +13,19 @@ export const isStorableInstant = (d: Date): boolean => {
   return t >= FIRST_STORABLE_MS && t <= LAST_STORABLE_MS
 }
 
-export const isoWithOffset = z.iso
-  .datetime({ offset: true })
-  .refine((s) => isStorableInstant(new Date(s)), 'must be between 0001-01-01 and 9999-12-31 (UTC)')
+/** `2026-12-01T09:30Z`: hours and minutes, no seconds, then the offset. */
+const MINUTES_ONLY = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(Z|[+-]\d{2}:\d{2})$/
+
+/**
+ * An ISO 8601 date-time with an offset (`Z` or `±hh:mm`). Seconds may be left out, as ISO 8601
+ * allows (`…T09:30Z` is `…T09:30:00Z`); zod's datetime alone required them.
+ */
+export const isoWithOffset = z.preprocess(
+  (v) => (typeof v === 'string' ? v.replace(MINUTES_ONLY, '$1:00$2') : v),
+  z.iso
+    .datetime({ offset: true })
+    .refine((s) => isStorableInstant(new Date(s)), 'must be between 0001-01-01 and 9999-12-31 (UTC)'),
+)
 
 /** `…T10:00:00 01:00`: a time followed by a space and an `hh:mm` offset, nothing else. */
 const SPACE_BEFORE_OFFSET = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:\d{2})$/

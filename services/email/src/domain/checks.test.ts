@@ -183,11 +183,22 @@ describe('checkSchedule', () => {
   it('accepts a future time with an offset up to 30 days ahead', () => {
     expect(checkSchedule('2026-05-01T16:00:00+02:00', now)?.toISOString()).toBe('2026-05-01T14:00:00.000Z')
     expect(checkSchedule('2026-05-31T12:00:00Z', now)?.toISOString()).toBe('2026-05-31T12:00:00.000Z')
+    // ISO 8601 lets the seconds be left out.
+    expect(checkSchedule('2026-05-01T16:30+02:00', now)?.toISOString()).toBe('2026-05-01T14:30:00.000Z')
+    expect(checkSchedule('2026-05-02T09:05Z', now)?.toISOString()).toBe('2026-05-02T09:05:00.000Z')
     expect(checkSchedule(undefined, now)).toBeNull()
   })
 
   it('rejects the past, now, no offset and more than 30 days', () => {
-    for (const v of ['2026-05-01T12:00:00Z', '2026-05-01T13:00:00', '2026-05-31T12:00:01Z', 'soon', 5]) {
+    for (const v of [
+      '2026-05-01T12:00:00Z',
+      '2026-05-01T13:00:00',
+      '2026-05-01T13:00',
+      '2026-05-01T13Z',
+      '2026-05-31T12:00:01Z',
+      'soon',
+      5,
+    ]) {
       expect(() => checkSchedule(v, now)).toThrow(
         expect.objectContaining({ code: 'invalid_schedule', param: 'scheduledAt' }),
       )
