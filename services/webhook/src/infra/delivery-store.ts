@@ -248,8 +248,8 @@ export class DeliveryStore {
   /**
    * Attempts that came back (not 2xx) after their webhook's disabling failed the delivery: the
    * disabling keeps the claim's lease, so that a manual retry sends no second copy while the attempt
-   * is out; once it is back, the lease goes, or a retry left the delivery alone until the lease ran
-   * out (up to WEBHOOK_LEASE_MS) and answered it unchanged. Rare: one more statement only then.
+   * is out. Once it is back the lease goes: kept, it would make a retry leave the delivery alone
+   * until it ran out (up to WEBHOOK_LEASE_MS). Rare: one more statement only then.
    */
   private async releaseDisabled(reqs: AttemptResult[]): Promise<void> {
     await this.rows(
