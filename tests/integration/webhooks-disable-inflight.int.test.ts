@@ -10,6 +10,7 @@ import {
   type Received,
   type Reply,
   sleep,
+  sql,
 } from '../support/webhooks.js'
 
 // Disabling a webhook while its attempts are on their way. The receiver holds its answers until
@@ -36,6 +37,83 @@ const setup = (reply?: (r: Received, n: number) => Reply, slug = 'inflight') =>
 const deliveries = (key: string, webhookId: string) => listDeliveries(client, key, webhookId)
 
 describe('disabling a webhook', () => {
+  it('disabling fails pending retries with "webhook disabled" and stops new deliveries; retry and test need it enabled', async () => {
+    // The first attempt is answered (500) once the webhook is disabled: answered at once, its retry
+    // (1 s on) went out first whenever the disabling took longer than that on a loaded machine.
+    const first = gate()
+    let healthy = false
+    const { receiver, p, wh, projectId } = await setup(
+      (_r, i) =>
+        i === 1
+          ? { status: 500, body: 'broken', after: first.held }
+          : healthy
+            ? { status: 200 }
+            : { status: 500, body: 'broken' },
+      'disable-retry',
+    )
+    await events.publish(projectId, makeEvent())
+    await waitFor(() => receiver.requests.length === 1)
+    const off = await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: false })
+    const [d] = await deliveries(p.live, wh.id)
+    first.release()
+    expect(off.status).toBe(200)
+    expect(off.body.enabled).toBe(false)
+    // Disabling fails the delivery whose attempt is on its way, as it does a waiting retry.
+    expect(d).toMatchObject({
+      status: 'failed',
+      responseCode: null,
+      responseBody: 'webhook disabled',
+      nextAttemptAt: null,
+      attempt: 1,
+    })
+    expect(d.completedAt).not.toBeNull()
+
+    await events.publish(projectId, makeEvent())
+    await sleep(1500)
+    expect(receiver.requests).toHaveLength(1)
+    // The 500 answered "broken" since then does not replace the reason: no HTTP answer goes with it.
+    expect(await deliveries(p.live, wh.id)).toEqual([d])
+
+    const test = await client.post(`/v1/webhooks/${wh.id}/test`, p.live)
+    expect(test.status).toBe(409)
+    expect(test.body.error).toMatchObject({ type: 'conflict', code: 'webhook_disabled' })
+    const retry = await client.post(`/v1/webhooks/${wh.id}/deliveries/${d.id}/retry`, p.live)
+    expect(retry.status).toBe(409)
+    expect(retry.body.error.code).toBe('webhook_disabled')
+
+    // Manual retry redelivers now, with the same delivery id. The attempt that was on its way kept
+    // its lease until its 500 came back (a retry leaves an attempt in flight alone), then let it go
+    // (the tests below).
+    await waitFor(
+      async () =>
+        (await sql(te, 'SELECT locked_until FROM webhook_deliveries WHERE id = $1', [d.id]))[0]
+          ?.locked_until === null,
+      { what: "the held attempt's lease let go" },
+    )
+    healthy = true
+    await client.patch(`/v1/webhooks/${wh.id}`, p.live, { enabled: true })
+    const again = await client.post(`/v1/webhooks/${wh.id}/deliveries/${d.id}/retry`, p.live)
+    expect(again.status).toBe(202)
+    expect(again.body).toMatchObject({ id: d.id, status: 'pending' })
+    // Due now, not after a wait of the schedule: read off the answer, not timed on a loaded machine.
+    expect(new Date(again.body.nextAttemptAt).getTime()).toBeLessThanOrEqual(Date.now())
+    await waitFor(() => receiver.requests.length === 2, { what: 'the manual retry' })
+    expect(receiver.requests[1]!.headers['service-delivery-id']).toBe(d.id)
+    const done = await waitFor(async () =>
+      (await deliveries(p.live, wh.id))[0]?.status === 'success'
+        ? (await deliveries(p.live, wh.id))[0]
+        : null,
+    )
+    expect(done).toMatchObject({ id: d.id, attempt: 2, responseCode: 200, completedAt: expect.any(String) })
+
+    const missing = await client.post(
+      `/v1/webhooks/${wh.id}/deliveries/whd_01ARZ3NDEKTSV4RRFFQ69G5FAV/retry`,
+      p.live,
+    )
+    expect(missing.status).toBe(404)
+    expect(missing.body.error.code).toBe('delivery_not_found')
+  })
+
   it('disabling while attempts are in flight: the one answered 2xx stays a success, the failed one is failed "webhook disabled"', async () => {
     const { held: answered, release } = gate()
     const { receiver, p, wh, projectId } = await setup((r) =>

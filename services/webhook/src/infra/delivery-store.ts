@@ -3,6 +3,7 @@ import { type Db, GroupCommit, type PgPool } from '@mailer/db'
 import type { DeliveryRow } from '../domain/records.js'
 import type { NextStep } from '../domain/retry-schedule.js'
 import { CLAIM_SQL } from './delivery-claim-sql.js'
+import { FAIL_UNSENT_SQL, FINISH_SQL, RELEASE_DISABLED_SQL, UNCLAIM_SQL } from './delivery-outcome-sql.js'
 import type { SendResult } from './http-sender.js'
 import { deleteWithPayloads } from './payload-deletes.js'
 
@@ -215,28 +216,16 @@ export class DeliveryStore {
   }
 
   private async finishMany(reqs: AttemptResult[]): Promise<boolean[]> {
-    const updated = await this.rows<{ id: string }>(
-      `UPDATE webhook_deliveries d
-       SET status = v.status, response_code = v.code, response_body = v.body, locked_until = NULL,
-           next_attempt_at = CASE WHEN v.delay_ms IS NULL THEN NULL ELSE now() + v.delay_ms * interval '1 millisecond' END,
-           completed_at = CASE WHEN v.status = 'pending' THEN NULL ELSE now() END
-       FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::int[], $8::timestamptz[])
-         AS v(id, attempt, status, code, body, delay_ms, lease)
-       WHERE d.id = v.id AND d.attempt = v.attempt
-         AND ((d.status = 'pending' AND d.locked_until = v.lease)
-              OR (v.status = 'success' AND d.status = 'failed' AND d.response_code IS NULL AND d.response_body = $7))
-       RETURNING d.id`,
-      [
-        reqs.map((r) => r.d.id),
-        reqs.map((r) => r.d.attempt),
-        reqs.map((r) => r.step.status),
-        reqs.map((r) => r.result.responseCode),
-        reqs.map((r) => r.result.responseBody),
-        reqs.map((r) => (r.step.status === 'pending' ? r.step.delayMs : null)),
-        DISABLED_REASON,
-        reqs.map((r) => r.d.lease),
-      ],
-    )
+    const updated = await this.rows<{ id: string }>(FINISH_SQL, [
+      reqs.map((r) => r.d.id),
+      reqs.map((r) => r.d.attempt),
+      reqs.map((r) => r.step.status),
+      reqs.map((r) => r.result.responseCode),
+      reqs.map((r) => r.result.responseBody),
+      reqs.map((r) => (r.step.status === 'pending' ? r.step.delayMs : null)),
+      DISABLED_REASON,
+      reqs.map((r) => r.d.lease),
+    ])
     const done = new Set(updated.map((r) => r.id))
     const superseded = reqs.filter((r) => !done.has(r.d.id))
     // Not thrown: the results above are committed, and a group retried one by one would find
@@ -252,13 +241,12 @@ export class DeliveryStore {
    * until it ran out (up to WEBHOOK_LEASE_MS). Rare: one more statement only then.
    */
   private async releaseDisabled(reqs: AttemptResult[]): Promise<void> {
-    await this.rows(
-      `UPDATE webhook_deliveries d SET locked_until = NULL
-       FROM unnest($1::text[], $2::int[], $3::timestamptz[]) AS v(id, attempt, lease)
-       WHERE d.id = v.id AND d.attempt = v.attempt AND d.locked_until = v.lease
-         AND d.status = 'failed' AND d.response_code IS NULL AND d.response_body = $4`,
-      [reqs.map((r) => r.d.id), reqs.map((r) => r.d.attempt), reqs.map((r) => r.d.lease), DISABLED_REASON],
-    )
+    await this.rows(RELEASE_DISABLED_SQL, [
+      reqs.map((r) => r.d.id),
+      reqs.map((r) => r.d.attempt),
+      reqs.map((r) => r.d.lease),
+      DISABLED_REASON,
+    ])
   }
 
   /**
@@ -269,14 +257,7 @@ export class DeliveryStore {
    * when the disabling failed it first (it keeps the claim's lease).
    */
   async failUnsent(d: Claim): Promise<void> {
-    await this.rows(
-      `UPDATE webhook_deliveries d
-       SET status = 'failed', response_code = NULL, response_body = $4, next_attempt_at = NULL,
-           completed_at = coalesce(d.completed_at, now()), locked_until = NULL, attempt = d.attempt - 1
-       WHERE d.id = $1 AND d.attempt = $2 AND d.locked_until = $3::timestamptz
-         AND (d.status = 'pending' OR (d.status = 'failed' AND d.response_code IS NULL AND d.response_body = $4))`,
-      [d.id, d.attempt, d.lease, DISABLED_REASON],
-    )
+    await this.rows(FAIL_UNSENT_SQL, [d.id, d.attempt, d.lease, DISABLED_REASON])
   }
 
   /** A webhook as it is now (null fields: gone), as the claim reads it (MissedChanges). */
@@ -297,14 +278,12 @@ export class DeliveryStore {
    */
   async unclaim(rows: Claim[]): Promise<void> {
     if (rows.length === 0) return
-    await this.rows(
-      `UPDATE webhook_deliveries d SET locked_until = NULL, attempt = d.attempt - 1
-       FROM unnest($1::text[], $2::int[], $3::timestamptz[]) AS v(id, attempt, lease)
-       WHERE d.id = v.id AND d.attempt = v.attempt AND d.locked_until = v.lease
-         AND (d.status = 'pending'
-              OR (d.status = 'failed' AND d.response_code IS NULL AND d.response_body = $4))`,
-      [rows.map((r) => r.id), rows.map((r) => r.attempt), rows.map((r) => r.lease), DISABLED_REASON],
-    )
+    await this.rows(UNCLAIM_SQL, [
+      rows.map((r) => r.id),
+      rows.map((r) => r.attempt),
+      rows.map((r) => r.lease),
+      DISABLED_REASON,
+    ])
   }
 
   /**
