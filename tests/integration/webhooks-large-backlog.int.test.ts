@@ -162,11 +162,12 @@ describe('a webhook with a large backlog', () => {
     const deleted = await projectWithReceiver(client, 'crash-deleted', receivers)
     await backlog(disabled.wh.id, disabled.projectId, 'cd')
     await backlog(deleted.wh.id, deleted.projectId, 'cx')
-    // One of the disabled webhook's retries is due: the worker may find it before the sweep does.
-    await sql(te, `UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = 'dlv_cd_1'`)
-
     // What the disabling and the deletion had committed when their replica died: the webhooks' own rows.
     await stack.kill('webhook')
+    // One of the disabled webhook's retries is due: the worker may find it before the sweep does.
+    // Made due once the replica is dead: made due before, the running replica could claim and send
+    // it in the moment before the kill, and its 2xx was then recorded as it should be.
+    await sql(te, `UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = 'dlv_cd_1'`)
     await sql(te, 'UPDATE webhooks SET enabled = false WHERE id = $1', [disabled.wh.id])
     await sql(te, 'DELETE FROM webhooks WHERE id = $1', [deleted.wh.id])
     await stack.start('webhook')
