@@ -48,6 +48,28 @@ describe('a render past MAX_MESSAGE_BYTES', () => {
     expect(small.body.status).toBe('test')
   })
 
+  it('is answered at the size step of a send: a bad attachment or a missing subject is told first', async () => {
+    // The contract's check order: template → subject → attachments → size.
+    const noSubject = await client.post('/v1/templates', acme.live, {
+      name: 'rows-no-subject',
+      html: `{{#each rows}}${ROW}{{/each}}`,
+    })
+    expect(noSubject.status).toBe(201)
+    const big = { rows: rows(300) }
+    const badAttachment = await client.post('/v1/emails', acme.test, {
+      ...fromTemplate('rows', big),
+      attachments: 'nope',
+    })
+    expect(badAttachment.status).toBe(400)
+    expect(badAttachment.body.error).toMatchObject({ code: 'invalid_attachment', param: 'attachments' })
+    const missingSubject = await client.post('/v1/emails', acme.test, fromTemplate('rows-no-subject', big))
+    expect(missingSubject.status).toBe(400)
+    expect(missingSubject.body.error).toMatchObject({ code: 'invalid_body', param: 'subject' })
+    // The template's subject, rendered before the html passed the limit, counts as given.
+    const tooLarge = await client.post('/v1/emails', acme.test, fromTemplate('rows', big))
+    expect(tooLarge.body.error).toMatchObject({ code: 'payload_too_large', param: 'html' })
+  })
+
   it('is refused in a preview as a send of it would be', async () => {
     const r = await client.post('/v1/templates/rows/render', acme.live, { data: { rows: rows(300) } })
     expect(r.status).toBe(400)

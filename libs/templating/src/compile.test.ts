@@ -5,6 +5,7 @@ import {
   compileTemplate,
   MAX_RENDER_ITERATIONS,
   MAX_TEMPLATE_MUSTACHES,
+  RenderTooLarge,
   renderTemplate,
 } from './compile.js'
 import { errorOf } from './error-of.test-support.js'
@@ -243,6 +244,18 @@ describe('renders bounded by the size limit (RenderLimits)', () => {
     ticks = 0
     expect(t.render(data).html).toHaveLength(1000 * kb.length)
     expect(ticks).toBe(1000)
+  })
+
+  it('carries the subject it rendered before the html or text passed the limit, for the send checks after it', () => {
+    const t = compileTemplate({ subject: 'Hi {{name}}\n there', html: '{{{big}}}' })
+    const e = errorOf(() => t.render({ name: 'Ada', big: 'x'.repeat(2000) }, { maxBytes: 1000 }))
+    expect(e).toBeInstanceOf(RenderTooLarge)
+    expect(e).toMatchObject({ code: 'payload_too_large', param: 'html', subject: 'Hi Ada there' })
+    // A subject past the limit is itself the answer: no subject to carry.
+    const s = errorOf(() => t.render({ name: 'y'.repeat(2000), big: '' }, { maxBytes: 1000 }))
+    expect(s).toMatchObject({ code: 'payload_too_large', param: 'subject', subject: null })
+    // Not part of the error's JSON: it crosses the bus as { type, code, message, param, status }.
+    expect(Object.keys((e as RenderTooLarge).toJSON())).not.toContain('subject')
   })
 
   it('counts nested iterations once: output of exactly the limit renders', () => {

@@ -124,6 +124,7 @@ export function compileTemplate(src: TemplateSource, options: { name?: string } 
       // Characters never outnumber UTF-8 bytes, so a part past `maxBytes` characters is too large.
       const max = limits ? limits.maxBytes : MAX_RENDERED_CHARS
       let field: TemplateField = 'subject'
+      let renderedSubject: string | null = null
       const part = (fn: Fn, f: TemplateField, budget: number): string => {
         field = f
         startPart(budget)
@@ -133,7 +134,7 @@ export function compileTemplate(src: TemplateSource, options: { name?: string } 
       }
       try {
         return inScope(scope, () => {
-          const renderedSubject = subject ? part(subject, 'subject', max) : null
+          renderedSubject = subject ? part(subject, 'subject', max) : null
           const renderedHtml = html ? part(html, 'html', max) : null
           // With limits, html and text share them: the text may have what the html left.
           const textBudget = limits && renderedHtml !== null ? max - renderedHtml.length : max
@@ -150,7 +151,12 @@ export function compileTemplate(src: TemplateSource, options: { name?: string } 
       } catch (e) {
         // A string past V8's limit (~512 Mi characters) is output too large as well.
         if (e instanceof OutputLimit || (e instanceof RangeError && /string length/i.test(e.message))) {
-          if (limits) throw tooLarge(field, limits.maxBytes)
+          if (limits)
+            throw new RenderTooLarge(
+              field,
+              limits.maxBytes,
+              field === 'subject' || renderedSubject === null ? null : cleanSubject(renderedSubject),
+            )
           throw fail(
             'invalid_template_data',
             `The template could not be rendered: the rendered ${field} is longer than ${MAX_RENDERED_CHARS} characters`,
@@ -169,12 +175,25 @@ function derivedText(html: string, limits: RenderLimits | undefined): string {
   return htmlToText(html)
 }
 
-const tooLarge = (field: TemplateField, maxBytes: number): MailerError =>
-  new MailerError(
-    'payload_too_large',
-    `The email's content is larger than ${maxBytes} bytes: the template's ${field} renders past it with this data`,
-    { param: field, status: 400 },
-  )
+/**
+ * 400 `payload_too_large` from a render that passed its RenderLimits, `param` the part. A send
+ * answers it at its size step, after the attachments are checked (contract.md's check order), so
+ * it carries the subject rendered before the html or text passed the limit (null when the subject
+ * itself did, or the template has none).
+ */
+export class RenderTooLarge extends MailerError {
+  constructor(
+    readonly field: TemplateField,
+    maxBytes: number,
+    readonly subject: string | null,
+  ) {
+    super(
+      'payload_too_large',
+      `The email's content is larger than ${maxBytes} bytes: the template's ${field} renders past it with this data`,
+      { param: field, status: 400 },
+    )
+  }
+}
 
 /** Renders once (previews, one-off sends); prefer compileTemplate for repeated renders. */
 export function renderTemplate(

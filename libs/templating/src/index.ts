@@ -6,6 +6,7 @@ export {
   compileTemplate,
   type RenderedContent,
   type RenderLimits,
+  RenderTooLarge,
   renderTemplate,
   type TemplateField,
   type TemplateSource,

@@ -1,5 +1,5 @@
 import { fail, MailerError, type SendEmailInput } from '@mailer/contracts'
-import { htmlToText, overBytes } from '@mailer/templating'
+import { htmlToText, overBytes, RenderTooLarge } from '@mailer/templating'
 import { checkAttachments, checkSize, type StoredAttachment } from './attachments.js'
 import { checkHeaders } from './headers.js'
 import { parseSendInput, requestHash } from './input.js'
@@ -63,33 +63,47 @@ export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<Pre
   let html = input.html ?? null
   let text = input.text ?? null
   let templateVersion: number | null = null
+  // Content found over the limit while rendering (or before deriving a text): answered at the
+  // size step, after the attachments, as contract.md orders the checks; the render stops there,
+  // so the email's content is never built past the limit.
+  let tooLarge: MailerError | null = null
   if (input.template !== undefined) {
     const data = input.data ?? {}
     if (data === null || typeof data !== 'object' || Array.isArray(data)) {
       throw fail('invalid_template_data', 'data must be an object of template variables', 'data')
     }
-    // A render past the size limit stops there (payload_too_large), as the size check would answer.
-    const rendered = await ctx.templates.render(
-      ctx.projectId,
-      input.template,
-      data as Record<string, unknown>,
-      {
-        maxBytes: ctx.maxMessageBytes,
-      },
-    )
-    subject ??= rendered.subject
-    // A text the template derives from its own html would describe a body this email does not
-    // carry when the send gives its own html: derive it from that html instead.
-    text ??= html !== null && !rendered.ownText ? textOf(html, ctx.maxMessageBytes) : rendered.text
-    html ??= rendered.html
-    templateVersion = rendered.version
+    try {
+      const rendered = await ctx.templates.render(
+        ctx.projectId,
+        input.template,
+        data as Record<string, unknown>,
+        {
+          maxBytes: ctx.maxMessageBytes,
+        },
+      )
+      subject ??= rendered.subject
+      // A text the template derives from its own html would describe a body this email does not
+      // carry when the send gives its own html: derive it from that html instead.
+      if (text === null && html !== null && !rendered.ownText) {
+        tooLarge = htmlOverLimit(html, ctx.maxMessageBytes)
+        if (!tooLarge) text = htmlToText(html)
+      } else text ??= rendered.text
+      html ??= rendered.html
+      templateVersion = rendered.version
+    } catch (e) {
+      // A subject past the limit is the subject step's answer, which follows at once.
+      if (!(e instanceof RenderTooLarge) || e.field === 'subject') throw e
+      subject ??= e.subject
+      tooLarge = e
+    }
     // As without a template, html and text cannot both be empty: data can render them so.
-    if (!html && !text)
+    if (!tooLarge && !html && !text)
       throw fail('invalid_template_data', 'The template renders empty html and text with this data', 'data')
   }
   if (!subject) throw fail('invalid_body', 'subject is required (1-998 characters)', 'subject')
 
   const attachments = checkAttachments(input.attachments)
+  if (tooLarge) throw tooLarge
   checkSize(
     html,
     text,
@@ -122,12 +136,14 @@ export async function prepareSend(c: CheckedSend, ctx: SendContext): Promise<Pre
   }
 }
 
-/** The text of a send's own html, derived only once the html fits the limit (overBytes). */
-function textOf(html: string, maxBytes: number): string {
-  if (overBytes(html, maxBytes))
-    throw new MailerError('payload_too_large', `The email's content is larger than ${maxBytes} bytes`, {
-      param: 'html',
-      status: 400,
-    })
-  return htmlToText(html)
+/**
+ * payload_too_large for a send's own html over the limit (overBytes), else null: a text is
+ * derived from the html only once it fits.
+ */
+function htmlOverLimit(html: string, maxBytes: number): MailerError | null {
+  if (!overBytes(html, maxBytes)) return null
+  return new MailerError('payload_too_large', `The email's content is larger than ${maxBytes} bytes`, {
+    param: 'html',
+    status: 400,
+  })
 }
