@@ -64,8 +64,11 @@ export class ChunkSender {
     if (b.mode === 'live') {
       const allowance = await client.allowance(project, requestId)
       if (allowance.broadcastLeft === 0) {
-        if (allowance.dayLeft === 0) {
-          log.info('daily limit reached; broadcast paused')
+        // A limit reached pauses it until the next run (interface.md part 3); only the share
+        // kept for transactional email being used makes it wait a moment and ask again.
+        if (allowance.dayLeft === 0 || allowance.rateLeft === 0) {
+          const limit = allowance.dayLeft === 0 ? 'daily' : 'rate'
+          log.info({ limit }, 'send limit reached; broadcast paused')
           return (await store.pause(b, b.cursor, this.d.resumeMs)) ? 'paused' : 'lost'
         }
         return (await store.release(b, allowance.retryAfterMs)) ? 'waiting' : 'lost'

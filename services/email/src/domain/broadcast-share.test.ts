@@ -31,4 +31,9 @@ describe('allowance', () => {
     const done = allowance({ previous: 0, current: 0, day: 100 }, 0.1, { ...limits, dailyLimit: 100 })
     expect(done).toMatchObject({ dayLeft: 0, broadcastLeft: 0, retryAfterMs: 0 })
   })
+
+  it('no retry hint either once the rate limit itself is used up: the broadcast pauses', () => {
+    const full = allowance({ previous: 0, current: 300, day: 300 }, 0.5, limits)
+    expect(full).toEqual({ rateLeft: 0, dayLeft: null, broadcastLeft: 0, retryAfterMs: 0 })
+  })
 })

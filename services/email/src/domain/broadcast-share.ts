@@ -12,8 +12,10 @@ export function broadcastRateLimit(rateLimit: number, share: number): number {
 
 /**
  * What a project may send now (`email.allowance`), from the same counters and the same rolling
- * estimate as acceptance. When broadcasts have no room but the day has, the hint to ask again
- * is a tenth of the rate period: the estimate frees room gradually as the previous window ages.
+ * estimate as acceptance. When broadcasts have no room but the day and the rate limit have (the
+ * share kept for transactional email is what is used), the hint to ask again is a tenth of the
+ * rate period: the estimate frees room gradually as the previous window ages. A limit reached
+ * pauses the broadcast instead (interface.md part 3), so there is no hint then.
  */
 export function allowance(
   state: CounterState,
@@ -33,6 +35,7 @@ export function allowance(
     rateLeft: all,
     dayLeft,
     broadcastLeft: broadcast,
-    retryAfterMs: broadcast === 0 && dayLeft !== 0 ? Math.ceil((limits.periodSeconds * 1000) / 10) : 0,
+    retryAfterMs:
+      broadcast === 0 && dayLeft !== 0 && all > 0 ? Math.ceil((limits.periodSeconds * 1000) / 10) : 0,
   }
 }
