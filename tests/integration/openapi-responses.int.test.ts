@@ -11,7 +11,7 @@ const { client } = useStack(['auth', 'email', 'webhook', 'broadcast', 'analytics
 let doc: any
 
 beforeAll(async () => {
-  doc = (await client.get('/openapi.json')).body
+  doc = (await client.get('/openapi.json', ADMIN_KEY)).body
 }, 120_000)
 
 /** A JSON Schema of the document as zod, its `#/components/schemas` references resolved. */

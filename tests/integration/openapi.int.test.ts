@@ -15,7 +15,7 @@ beforeAll(async () => {
   await client.post('/v1/admin/projects', ADMIN_KEY, { slug: 'docs', name: 'Docs' })
   projectKey = (await client.post('/v1/admin/projects/docs/api-keys', ADMIN_KEY, { name: 'k', mode: 'test' }))
     .body.key
-  const r = await client.get('/openapi.json')
+  const r = await client.get('/openapi.json', projectKey)
   expect(r.status).toBe(200)
   doc = r.body
 })
@@ -31,9 +31,20 @@ async function call(op: DocumentedOperation) {
 }
 
 describe('GET /openapi.json', () => {
-  it('is served without a key, as OpenAPI 3.1 with both bearer schemes', () => {
+  it('is served to any working key, as OpenAPI 3.1 with both bearer schemes', async () => {
     expect(doc.openapi).toBe('3.1.0')
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminKey', 'projectKey'])
+    expect((await client.get('/openapi.json', ADMIN_KEY)).body).toEqual(doc)
+  })
+
+  it('needs a key, as every request but /health and the public links (interface.md part 5)', async () => {
+    const none = await client.get('/openapi.json')
+    expect(none.status).toBe(401)
+    expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/)
+    expect(none.body.error).toMatchObject({ type: 'authentication_error', code: 'missing_api_key' })
+    const wrong = await client.get('/openapi.json', `fs_test_${'x'.repeat(32)}`)
+    expect(wrong.status).toBe(401)
+    expect(wrong.body.error.code).toBe('invalid_api_key')
   })
 
   it('documents every route the gateway serves: the catalog, its admin mirror, /health, itself and the public links', () => {

@@ -19,7 +19,6 @@ describe('OpenAPI document', () => {
     expect(inDoc.sort()).toEqual(ops.map((o) => `${o.method} ${toOpenApiPath(o.path)}`).sort())
     expect(ops.filter((o) => o.auth === 'none').map((o) => `${o.method} ${o.path}`)).toEqual([
       'GET /health',
-      'GET /openapi.json',
       'GET /t/o/:token',
       'GET /t/c/:token',
       'GET /u/:token',
@@ -32,6 +31,7 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/v1/admin/projects'].post.security).toEqual([{ adminKey: [] }])
     expect(doc.paths['/v1/admin/projects/{slug}/webhooks'].get.security).toEqual([{ adminKey: [] }])
     expect(doc.paths['/health'].get.security).toEqual([])
+    expect(doc.paths['/openapi.json'].get.security).toEqual([{ projectKey: [] }, { adminKey: [] }])
   })
 
   it('wraps list answers as the catalog says', () => {

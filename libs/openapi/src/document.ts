@@ -87,7 +87,8 @@ export interface DocumentedOperation {
 export function documentedOperations(routes: readonly RouteDef[] = ROUTES): DocumentedOperation[] {
   const out: DocumentedOperation[] = [
     { method: 'GET', path: '/health', auth: 'none' },
-    { method: 'GET', path: '/openapi.json', auth: 'none' },
+    // Any working key reads it; a project key is the one every caller has.
+    { method: 'GET', path: '/openapi.json', auth: 'project' },
     ...PUBLIC_LINKS.map((l) => ({ method: l.method, path: l.path, auth: 'none' as const })),
   ]
   for (const r of routes) {
@@ -233,14 +234,16 @@ export function buildOpenApiDocument(opts: DocumentOptions = {}): Record<string,
     method: 'get',
     path: '/openapi.json',
     operationId: 'openapi',
-    summary: 'This document',
+    summary: 'This document (any working key: a project key or the admin key)',
     tags: ['public'],
-    security: [],
+    security: [{ projectKey: [] }, { adminKey: [] }],
     responses: {
       200: {
         description: 'OpenAPI 3.1 document',
         ...json(z.object({ openapi: z.string() }).catchall(z.unknown())),
       },
+      401: { description: 'Missing, invalid, revoked or expired key', ...json(ErrorBody) },
+      default: { description: 'Error (contract.md part 0)', ...json(ErrorBody) },
     },
   })
   for (const link of PUBLIC_LINKS) {

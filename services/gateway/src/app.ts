@@ -87,12 +87,6 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
     res.status(ok ? 200 : 503).json({ ok })
   })
 
-  // Built once per process, here at start rather than in a request, then served without a key.
-  const openapi = openApiDocument()
-  app.get('/openapi.json', (_req, res) => {
-    res.json(openapi)
-  })
-
   // A body the NATS server cannot carry fails with 413 instead of being accepted: say so at start.
   if (rt.bus.maxPayload < env.MAX_BODY_BYTES + BUS_ENVELOPE_BYTES)
     rt.logger.warn(
@@ -105,6 +99,16 @@ export async function start(env: GatewayEnv): Promise<Gateway> {
     staleGraceMs: env.AUTH_STALE_GRACE_SECONDS * 1000,
     logger: rt.logger,
     metrics: rt.metrics,
+  })
+  // Built once per process, here at start rather than in a request; served to any working key.
+  const openapi = openApiDocument()
+  app.get('/openapi.json', async (req, res) => {
+    try {
+      await auth.anyKey(req)
+      res.json(openapi)
+    } catch (e) {
+      sendError(res, e, rt.logger, req.requestId)
+    }
   })
   const router = express.Router()
   const served = registerApiRoutes(router, ROUTES, {

@@ -175,6 +175,16 @@ export class Authenticator {
   }
 
   /**
+   * A route about the API rather than one of its operations (GET /openapi.json): any key that
+   * works, the admin key or a project key (interface.md part 5: every request but /health and the
+   * public links needs one).
+   */
+  async anyKey(req: Request): Promise<void> {
+    if (this.isAdminKey(bearer(req))) return
+    await this.project(req)
+  }
+
+  /**
    * Admin routes: the admin key. Anything else is "not the admin key" (401 invalid_api_key,
    * interface.md's admin auth failures), a project key included, with no round trip to look it up.
    */
