@@ -16,10 +16,10 @@ const { te, client } = useStack(['auth', 'email', 'broadcast', 'gateway'], {
 const broadcastOf = async (key: string, id: string) => (await client.get(`/v1/broadcasts/${id}`, key)).body
 
 describe('rate limit', () => {
-  it('pauses a broadcast for five minutes when transactional sends used the whole rate, and it resumes where it stopped', async () => {
+  it('pauses a broadcast for five minutes when transactional sends used the whole rate, and it resumes where it stopped, sent as soon as the audience ends', async () => {
     const p = await projectWithDomain(client, 'busy', 'busy.test', { dailyLimit: 0 })
     const audienceId = (await client.post('/v1/audiences', p.live, { name: 'All' })).body.id
-    const contacts = ['a', 'b', 'c'].map((n) => ({ email: `${n}@example.com` }))
+    const contacts = ['a', 'b', 'c', 'd'].map((n) => ({ email: `${n}@example.com` }))
     await client.post(`/v1/contacts/import?audienceId=${audienceId}`, p.live, contacts)
 
     for (let i = 0; i < 8; i++)
@@ -44,7 +44,9 @@ describe('rate limit', () => {
     expect(resumeIn).toBeGreaterThanOrEqual(295_000)
     expect(resumeIn).toBeLessThanOrEqual(320_000)
 
-    // Five minutes on, the window has moved: the counters are cleared and the run made due.
+    // Five minutes on, the window has moved: the counters are cleared and the run made due. The
+    // broadcast's share (4 of 8) takes the whole audience, and it is sent at once, not after
+    // waiting for more room to find that no contact is left.
     await sql(te, 'DELETE FROM send_counters WHERE project_id = $1', [p.project.id])
     await sql(te, 'UPDATE broadcasts SET resume_at = now() WHERE id = $1', [id])
     const sent = await waitFor(
@@ -54,12 +56,13 @@ describe('rate limit', () => {
       },
       { timeoutMs: 15_000, what: 'sent' },
     )
-    expect(sent.counts).toEqual({ queued: 3 })
+    expect(sent.counts).toEqual({ queued: 4 })
     const emails = await client.get(`/v1/emails?tag=broadcast_id:${id}`, p.live)
     expect(emails.body.data.map((e: any) => e.to[0]).sort()).toEqual([
       'a@example.com',
       'b@example.com',
       'c@example.com',
+      'd@example.com',
     ])
   }, 60_000)
 })

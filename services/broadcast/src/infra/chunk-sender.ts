@@ -76,8 +76,12 @@ export class ChunkSender {
       size = Math.min(size, allowance.broadcastLeft)
     }
 
-    const contacts = await store.nextContacts(b, size)
-    if (contacts.length === 0) return this.finish(b, b.cursor, true)
+    // One contact past the chunk: whether it ends the audience is known now, rather than after
+    // the next allowance (a chunk that used the share up to the last contact waited for the
+    // window to move on before the broadcast was marked sent).
+    const fetched = await store.nextContacts(b, size + 1)
+    if (fetched.length === 0) return this.finish(b, b.cursor, true)
+    const contacts = fetched.length > size ? fetched.slice(0, size) : fetched
 
     const end = this.d.metrics.chunkSeconds.startTimer()
     const caller = client.callerFor(b, project, requestId)
@@ -94,8 +98,8 @@ export class ChunkSender {
       return (await store.pause(b, settled.cursor, this.d.resumeMs)) ? 'paused' : 'lost'
     }
     end({ outcome: 'ok' })
-    // Fewer contacts than asked for: that was the end of the audience.
-    return this.finish(b, settled.cursor, contacts.length < size)
+    // No contact after the chunk: that was the end of the audience.
+    return this.finish(b, settled.cursor, fetched.length <= size)
   }
 
   /**
