@@ -316,10 +316,19 @@ describe('bad flags', () => {
   })
 
   it('tail --interval 0 (a busy loop against the gateway) and --count 0 are usage errors', async () => {
-    for (const flag of ['--interval', '--count']) {
-      const r = await mailer(['tail', 'emails', '--project', 'out', flag, '0'])
+    for (const [flag, rule] of [
+      ['--interval', 'from 1 to 2147483'],
+      ['--count', 'of at least 1'],
+    ]) {
+      const r = await mailer(['tail', 'emails', '--project', 'out', flag!, '0'])
       expect(r.code, flag).toBe(2)
-      expect(r.stderr, flag).toContain(`${flag} must be a whole number of at least 1`)
+      expect(r.stderr, flag).toContain(`${flag} must be a whole number ${rule}`)
     }
+  })
+
+  it('tail --interval past what a timer holds (it would fire after 1 ms: a busy loop again) is a usage error', async () => {
+    const r = await mailer(['tail', 'emails', '--project', 'out', '--interval', '3000000'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('--interval must be a whole number from 1 to 2147483')
   })
 })

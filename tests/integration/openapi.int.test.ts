@@ -23,7 +23,7 @@ beforeAll(async () => {
 const concrete = (path: string) => path.replace(':slug', 'docs').replace(/:([A-Za-z]+)/g, 'x')
 
 async function call(op: DocumentedOperation) {
-  const key = op.auth === 'admin' ? ADMIN_KEY : op.auth === 'project' ? projectKey : null
+  const key = op.auth === 'admin' ? ADMIN_KEY : op.auth === 'none' ? null : projectKey
   return client.call(op.method, concrete(op.path), {
     key,
     ...(op.method === 'GET' || op.method === 'DELETE' ? {} : { body: {} }),

@@ -105,11 +105,18 @@ export function intOption(name: string) {
   }
 }
 
-/** At least 1: `tail --interval 0` would poll the gateway without pause, `--count 0` never end. */
-export function countOption(name: string) {
+/**
+ * At least 1: `tail --interval 0` would poll the gateway without pause, `--count 0` never end.
+ * `max` bounds it where more would break (Node fires a timer over 2^31 - 1 ms after 1 ms).
+ */
+export function countOption(name: string, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
-    if (!/^\d+$/.test(v) || Number(v) < 1)
-      throw new InvalidArgumentError(`${name} must be a whole number of at least 1`)
+    if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max)
+      throw new InvalidArgumentError(
+        max === Number.MAX_SAFE_INTEGER
+          ? `${name} must be a whole number of at least 1`
+          : `${name} must be a whole number from 1 to ${max}`,
+      )
     return Number(v)
   }
 }

@@ -47,5 +47,15 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('soon')).toBeUndefined()
     const now = Date.parse('2026-01-01T00:00:00Z')
     expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:30 GMT', now)).toBe(30)
+    expect(parseRetryAfter('Thursday, 01-Jan-26 00:00:30 GMT', now)).toBe(30)
+    expect(parseRetryAfter('Thu Jan  1 00:00:30 2026', now)).toBe(30)
+  })
+
+  it('rounds a fraction up, takes the longest of joined repeats, and reads nothing else as a date', () => {
+    expect(parseRetryAfter('1.5')).toBe(2)
+    expect(parseRetryAfter('61.5')).toBe(62)
+    expect(parseRetryAfter('5, 30')).toBe(30)
+    for (const v of ['-1', '+61', '1e3', '2026-01-01', '', ' '])
+      expect(parseRetryAfter(v), JSON.stringify(v)).toBeUndefined()
   })
 })

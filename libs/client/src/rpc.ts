@@ -1,4 +1,5 @@
 import { MailerApiError, statusForErrorType } from './errors.js'
+import { timeoutOf } from './options.js'
 import { headerCarries } from './transport.js'
 import type { Page } from './types/common.js'
 import type {
@@ -169,23 +170,6 @@ const tooLarge = (maxPayload: number | undefined): MailerApiError =>
     status: 413,
   })
 
-/** Node's longest timer (about 24.8 days); a longer one fires at once. */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1
-
-/**
- * A time-out NATS waits for as asked. With nats.js 2.x, 0 and NaN silently became its 1 s default,
- * Infinity or more than MAX_TIMEOUT_MS timed every call out at once, and a negative one failed
- * each call with the library's INVALID_OPTION: a mistake in the options, so it is told at once.
- */
-function timeoutOf(ms: unknown): number {
-  if (ms === undefined) return 10_000
-  if (typeof ms !== 'number' || !(ms >= 1 && ms <= MAX_TIMEOUT_MS))
-    throw new TypeError(
-      `timeoutMs must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, not ${String(ms)}`,
-    )
-  return ms
-}
-
 const subjectOf = (prefix: string | undefined, name: string) => (prefix ? `${prefix}.${name}` : name)
 
 function checkConnection(nc: unknown, prefix: unknown): asserts nc is NatsRequester {
@@ -212,7 +196,7 @@ export class MailerRpcClient {
   ) {
     checkConnection(nc, opts.prefix)
     if (typeof project !== 'string' || project === '') throw new TypeError('a project slug is required')
-    this.timeout = timeoutOf(opts.timeoutMs)
+    this.timeout = timeoutOf(opts.timeoutMs, 10_000)
   }
 
   private call<T>(method: string, args: unknown[], call?: RpcCallOptions): Promise<T> {
@@ -269,7 +253,7 @@ export class AdminRpcClient {
     private readonly opts: RpcOptions = {},
   ) {
     checkConnection(nc, opts.prefix)
-    this.timeout = timeoutOf(opts.timeoutMs)
+    this.timeout = timeoutOf(opts.timeoutMs, 10_000)
   }
 
   call<T = unknown>(operation: string, req: AdminRpcRequest = {}, opts?: RpcCallOptions): Promise<T> {

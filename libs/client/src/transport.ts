@@ -1,4 +1,5 @@
 import { errorTypeForStatus, MailerApiError, MailerConnectionError } from './errors.js'
+import { maxRetriesOf, timeoutOf } from './options.js'
 import { parseRetryAfter, retryDelayMs } from './retry.js'
 
 export type QueryValue = string | number | boolean | Date | null | undefined | readonly (string | number)[]
@@ -33,8 +34,8 @@ export interface TransportOptions {
 
 export interface RequestOptions {
   /**
-   * Your own `X-Request-Id` (echoed back, quoted in the service's logs when it is 1-200 letters,
-   * digits and `_ . : @ / + = -`). One a header cannot carry as given (beyond printable ASCII,
+   * Your own `X-Request-Id` (echoed back and quoted in the service's logs when it is 1-200
+   * printable ASCII characters). One a header cannot carry as given (beyond printable ASCII,
    * spaces at either end) is a TypeError before any request.
    */
   requestId?: string
@@ -155,6 +156,8 @@ export class HttpTransport {
   readonly #opts: TransportOptions
   private readonly fetchFn: typeof fetch
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>
+  private readonly timeoutMs: number
+  private readonly maxRetries: number
 
   constructor(opts: TransportOptions) {
     if (!opts.baseUrl) throw new TypeError('baseUrl is required (for example http://localhost:3000)')
@@ -183,10 +186,12 @@ export class HttpTransport {
     if (typeof f !== 'function') throw new TypeError('no fetch available: pass options.fetch')
     this.fetchFn = f
     this.sleep = opts.sleep ?? defaultSleep
+    this.timeoutMs = timeoutOf(opts.timeoutMs, 30_000)
+    this.maxRetries = maxRetriesOf(opts.maxRetries, 2)
   }
 
   async request<T>(method: string, path: string, init: CallInit = {}): Promise<T> {
-    const maxRetries = init.maxRetries ?? this.#opts.maxRetries ?? 2
+    const maxRetries = maxRetriesOf(init.maxRetries, this.maxRetries)
     const bodyKey = (init.body as { idempotencyKey?: unknown } | undefined)?.idempotencyKey
     // A key makes a write safe to repeat only where the route reads it: any other write may
     // have been applied before a 503, and a repeat would apply it again.
@@ -230,7 +235,7 @@ export class HttpTransport {
       body = JSON.stringify(init.body)
       headers['content-type'] = 'application/json'
     }
-    const timeout = AbortSignal.timeout(this.#opts.timeoutMs ?? 30_000)
+    const timeout = AbortSignal.timeout(this.timeoutMs)
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout
 
     let res: Response
@@ -244,7 +249,7 @@ export class HttpTransport {
     } catch (err) {
       if (init.signal?.aborted) throw err
       const timedOut = timeout.aborted
-      const why = timedOut ? `no answer within ${this.#opts.timeoutMs ?? 30_000} ms` : describeCause(err)
+      const why = timedOut ? `no answer within ${this.timeoutMs} ms` : describeCause(err)
       throw new MailerConnectionError(`Could not reach ${this.baseUrl}: ${why}`, {
         url: url.toString(),
         timedOut,

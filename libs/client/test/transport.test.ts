@@ -115,6 +115,42 @@ describe('HTTP transport', () => {
     expect(seen).toHaveLength(1)
   })
 
+  it('reads Retry-After as delta-seconds or an HTTP date only: a fraction over 60 gives up, unreadable waits 60 s', async () => {
+    const waits: number[] = []
+    const run = async (retryAfter: string) => {
+      waits.length = 0
+      answer = (n) => (n === 1 ? limited(retryAfter) : ok)
+      const c = client({ sleep: async (ms: number) => void waits.push(ms) })
+      return c.emails.send(input).catch((err: unknown) => err)
+    }
+    // Date.parse alone read these as days in 1961 and 2001, already past: retried at once.
+    expect(await run('61.5')).toMatchObject({ code: 'rate_limited', retryAfter: 62 })
+    expect(seen).toHaveLength(1)
+    await run('1.5')
+    expect(waits).toEqual([2_000])
+    await run('5, 5')
+    expect(waits).toEqual([5_000])
+    for (const unreadable of ['-1', '+61', 'soon']) {
+      await run(unreadable)
+      expect(waits, unreadable).toEqual([60_000])
+    }
+  })
+
+  it('refuses a maxRetries or timeoutMs that is no such number when the client is made, or on the call before sending', async () => {
+    // NaN (an unset environment variable through Number) compared false with every count: a
+    // client retried without end; a negative time-out failed each call with a RangeError.
+    for (const maxRetries of [Number.NaN, Number.POSITIVE_INFINITY, -1, 1.5])
+      expect(() => client({ maxRetries }), String(maxRetries)).toThrow(TypeError)
+    for (const timeoutMs of [Number.NaN, 0, -1, 2 ** 31])
+      expect(() => client({ timeoutMs }), String(timeoutMs)).toThrow(TypeError)
+    answer = () => limited('1')
+    const e = await client()
+      .emails.send(input, { maxRetries: Number.NaN })
+      .catch((err: unknown) => err)
+    expect(e).toBeInstanceOf(TypeError)
+    expect(seen).toHaveLength(0)
+  })
+
   it('an abort during a Retry-After wait ends the call at once, with no further request', async () => {
     answer = () => limited('30')
     const ac = new AbortController()

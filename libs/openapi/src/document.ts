@@ -80,15 +80,15 @@ export interface DocumentedOperation {
   method: RouteDef['method']
   /** Express-style (`:id`), as the gateway registers it. */
   path: string
-  auth: 'none' | 'project' | 'admin'
+  /** `any`: either key (GET /openapi.json, a document about the API rather than an operation). */
+  auth: 'none' | 'any' | 'project' | 'admin'
 }
 
 /** Every operation the document describes: the catalog, its admin mirror, and the public routes. */
 export function documentedOperations(routes: readonly RouteDef[] = ROUTES): DocumentedOperation[] {
   const out: DocumentedOperation[] = [
     { method: 'GET', path: '/health', auth: 'none' },
-    // Any working key reads it; a project key is the one every caller has.
-    { method: 'GET', path: '/openapi.json', auth: 'project' },
+    { method: 'GET', path: '/openapi.json', auth: 'any' },
     ...PUBLIC_LINKS.map((l) => ({ method: l.method, path: l.path, auth: 'none' as const })),
   ]
   for (const r of routes) {

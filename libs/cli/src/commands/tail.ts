@@ -13,6 +13,9 @@ interface TailOpts {
 }
 
 /** Ends early, quietly, on abort; its listener goes with it (one per poll would pile up). */
+/** The longest wait Node's timers keep (2^31 - 1 ms): a longer one fires after 1 ms. */
+const MAX_INTERVAL_SECONDS = Math.floor((2 ** 31 - 1) / 1000)
+
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const done = () => {
@@ -83,7 +86,12 @@ export function tailCommand(program: Command): void {
     .description('Print new emails or events as they come, until Ctrl-C or --count')
     .addArgument(program.createArgument('<what>', 'emails or events').choices(['emails', 'events']))
     .option('--project <slug>', 'through the admin mirror (admin key); else the project key')
-    .option('--interval <seconds>', 'seconds between polls', countOption('--interval'), 2)
+    .option(
+      '--interval <seconds>',
+      'seconds between polls',
+      countOption('--interval', MAX_INTERVAL_SECONDS),
+      2,
+    )
     .option('--count <n>', 'exit after printing n items', countOption('--count'))
     .addOption(
       new Option('-n, --lines <n>', 'items to show from before the start')
