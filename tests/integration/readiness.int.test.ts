@@ -10,7 +10,8 @@ import { Stack } from '../support/stack.js'
 /**
  * Operators' view of /readyz and /livez: readiness follows the service's dependencies (it goes red
  * while NATS is down and green again once it is back), liveness does not (a pod is not restarted
- * for an outage that is not its own).
+ * for an outage that is not its own). The gateway's readiness leaves PostgreSQL out: it answers a
+ * database outage itself, and all its replicas share the database (runtime.ts).
  */
 const te = useTestEnv()
 let nats: PrivateNats
@@ -22,7 +23,7 @@ beforeAll(async () => {
   nats = await PrivateNats.start()
   pg = await PrivatePostgres.start()
   stack = new Stack(te, { NATS_URL: nats.url, DATABASE_URL: pg.url })
-  await stack.startAll(['auth', 'dispatcher'])
+  await stack.startAll(['auth', 'dispatcher', 'gateway'])
 }, 60_000)
 afterAll(async () => {
   await nats.up().catch(() => undefined)
@@ -31,7 +32,9 @@ afterAll(async () => {
   await pg.stop()
 })
 
-const SERVICES = ['auth', 'dispatcher'] as const
+const SERVICES = ['auth', 'dispatcher', 'gateway'] as const
+/** The services whose readiness follows PostgreSQL too. */
+const ON_DB = ['auth', 'dispatcher'] as const
 const probe = async (port: number, path: '/readyz' | '/livez') =>
   (await fetch(`http://127.0.0.1:${port}${path}`)).status
 
@@ -57,10 +60,10 @@ describe('readiness and liveness', () => {
     }
   })
 
-  it('/readyz is 503 while PostgreSQL is down and 200 once it is back; /livez stays 200', async () => {
+  it('/readyz is 503 while PostgreSQL is down and 200 once it is back; /livez stays 200; the gateway stays ready and answers 503 itself', async () => {
     for (const s of SERVICES) expect(await probe(stack.metricsPort(s), '/readyz')).toBe(200)
     await pg.crash()
-    for (const s of SERVICES) {
+    for (const s of ON_DB) {
       const port = stack.metricsPort(s)
       await waitFor(async () => (await probe(port, '/readyz')) === 503, {
         timeoutMs: 15_000,
@@ -68,6 +71,13 @@ describe('readiness and liveness', () => {
       })
       expect(await probe(port, '/livez')).toBe(200)
     }
+    // Out of its Service's endpoints, every replica would leave callers to the ingress's own 503.
+    expect(await probe(stack.metricsPort('gateway'), '/readyz')).toBe(200)
+    const me = await fetch(`${stack.gatewayUrl}/v1/me`, {
+      headers: { authorization: `Bearer fs_live_${'a'.repeat(32)}` },
+    })
+    expect(me.status).toBe(503)
+    expect(((await me.json()) as { error: { code: string } }).error.code).toBe('service_unavailable')
     await pg.up()
     for (const s of SERVICES) {
       const port = stack.metricsPort(s)

@@ -16,7 +16,7 @@ export interface Runtime<E extends BaseEnv = BaseEnv> {
   ops: OpsServer
   /**
    * The service is wired (handlers subscribed, consumers pulling): from now on /readyz follows
-   * NATS and PostgreSQL. Before it /readyz is 503, so a rollout never counts a pod that does not
+   * NATS and PostgreSQL (NATS alone with `readyWithoutDb`). Before it /readyz is 503, so a rollout never counts a pod that does not
    * serve yet.
    */
   started(): void
@@ -60,7 +60,14 @@ export function shutdownPlan(timeoutSeconds: number): { drainMs: number; closeBy
 export async function startRuntime<E extends BaseEnv>(
   service: string,
   env: E,
-  opts: { dbPoolSize?: number } = {},
+  opts: {
+    dbPoolSize?: number
+    /**
+     * /readyz follows NATS alone (the gateway): see `ready` below. The database stays in the
+     * dependency gauges and in /health.
+     */
+    readyWithoutDb?: boolean
+  } = {},
 ): Promise<Runtime<E>> {
   const logger = createLogger({ service, level: env.LOG_LEVEL })
   const metrics = new Metrics(service)
@@ -85,8 +92,13 @@ export async function startRuntime<E extends BaseEnv>(
     registry: metrics.registry,
     logger,
     // NATS reconnects on its own: readiness follows the connection (red during an outage, green
-    // again after), while /livez stays green so the pod is not restarted for it.
-    ready: async () => wired && bus?.isConnected === true && (await deps.checkDb()),
+    // again after), while /livez stays green so the pod is not restarted for it. A service whose
+    // pods take traffic from a Kubernetes Service and answer a database outage themselves (the
+    // gateway: 503 contract errors, tracking links that wait on the stream) leaves the database
+    // out: every replica shares it, so it would take them all out of the endpoints at once, and
+    // the ingress would answer its own 503 page instead.
+    ready: async () =>
+      wired && bus?.isConnected === true && (opts.readyWithoutDb === true || (await deps.checkDb())),
   })
   // Why the last try failed (a timeout, a refused connection), for the operator waiting on it.
   let lastFailure: unknown

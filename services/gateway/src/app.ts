@@ -41,7 +41,8 @@ const WHOLE_REQUEST_MS = 300_000
 
 /** Starts the REST gateway: request conventions, auth, forwarding to services over NATS. */
 export async function start(env: GatewayEnv): Promise<Gateway> {
-  const rt = await startRuntime(SERVICE, env, { dbPoolSize: 2 })
+  // Ready while NATS is: a database outage is answered by the routes (runtime.ts says why).
+  const rt = await startRuntime(SERVICE, env, { dbPoolSize: 2, readyWithoutDb: true })
   // Opens and clicks are published here and consumed by the email service.
   await ensureStream(rt.bus, STREAMS.TRACKING)
   const trackingHits = new TrackingHits(rt.bus, rt.logger, rt.metrics)
