@@ -123,6 +123,32 @@ describe('readiness and liveness', () => {
     }
   })
 
+  it('a service stopped while it still waits for NATS at start exits 0 and says so', async () => {
+    const metricsPort = await freePort()
+    const proc = spawn(process.execPath, ['--import', 'tsx', join('services', 'auth', 'src', 'main.ts')], {
+      cwd: join(import.meta.dirname, '..', '..'),
+      env: {
+        ...process.env,
+        ...stack.env({ NATS_URL: `nats://127.0.0.1:${await freePort()}`, DATABASE_URL: pg.url }),
+        METRICS_PORT: String(metricsPort),
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    onExit(() => proc.kill('SIGKILL'))
+    let stderr = ''
+    proc.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString()
+    })
+    const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal)))
+    await waitFor(async () => (await probe(metricsPort, '/livez').catch(() => 0)) === 200, {
+      timeoutMs: 20_000,
+      what: 'auth live',
+    })
+    proc.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect(stderr).toContain('stopped while starting: nothing to drain')
+  })
+
   it('/readyz is 503 until the service is wired (handlers subscribed), then 200', async () => {
     const rt = await startRuntime('wiring', parseEnv(baseEnv, te.env))
     try {

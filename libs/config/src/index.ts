@@ -135,9 +135,20 @@ function sharedChecks(env: unknown): EnvIssue[] {
 /**
  * For `main.ts`: starts the service; a configuration problem found only once it connects (the
  * NATS server refusing NATS_URL's login) is printed and the process exits 78 (EX_CONFIG), like one
- * found by the env schema, rather than with an unhandled rejection's stack trace.
+ * found by the env schema, rather than with an unhandled rejection's stack trace. SIGTERM or
+ * SIGINT before it has started exits 0; from then on the service's own shutdown (onShutdown) drains.
  */
 export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
+  // A stop asked for while starting (a rollout of a pod still waiting for NATS): nothing has been
+  // taken yet, so there is nothing to drain; said and exited 0 instead of dying of the signal.
+  const early = (signal: NodeJS.Signals) => {
+    process.stderr.write(
+      `${JSON.stringify({ level: 'info', time: Date.now(), signal, msg: 'stopped while starting: nothing to drain' })}\n`,
+    )
+    process.exit(0)
+  }
+  process.once('SIGTERM', early)
+  process.once('SIGINT', early)
   try {
     return await start()
   } catch (e) {
@@ -146,6 +157,9 @@ export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
       process.exit(78)
     }
     throw e
+  } finally {
+    process.off('SIGTERM', early)
+    process.off('SIGINT', early)
   }
 }
 
