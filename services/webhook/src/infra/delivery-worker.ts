@@ -6,6 +6,7 @@ import type { Logger, Metrics } from '@mailer/observability'
 import { deliveryBody } from '../domain/payload.js'
 import { nextStep } from '../domain/retry-schedule.js'
 import { signatureHeader } from '../domain/signature.js'
+import { logFailedAttempt } from './attempt-log.js'
 import { claimSize } from './claim-size.js'
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js'
 import type { HttpSender } from './http-sender.js'
@@ -308,8 +309,7 @@ export class DeliveryWorker {
     // Renewed up to now; the result is written with the token the last renewal left.
     await this.leases.release(row)
     await this.store.finish(row, result, step)
-    if (result.outcome === 'blocked')
-      this.logger.warn({ deliveryId: row.id, webhookId: row.webhookId }, result.responseBody)
+    if (result.outcome !== 'success') logFailedAttempt(this.logger, row, result, step)
   }
 
   /**
