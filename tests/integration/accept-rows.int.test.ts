@@ -42,6 +42,7 @@ function request(mode: 'live' | 'test', rateLimit: number): StoreRequest {
   const now = new Date()
   const scheduledAt = new Date(now.getTime() + 3_600_000)
   return {
+    requestId: 'req_test',
     projectId,
     apiKeyId: null,
     mode,

@@ -38,6 +38,7 @@ function request(l: Limits): StoreRequest {
     input: { from: 'a@locks.test', to: 'b@example.com', subject: 'Hi', text: 'x' } as never,
   })
   return {
+    requestId: 'req_test',
     projectId,
     apiKeyId: null,
     mode: 'live',

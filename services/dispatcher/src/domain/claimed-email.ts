@@ -4,6 +4,8 @@ import type { RecipientStatus } from '@mailer/email-core'
 /** What a dispatcher holds after claiming an email: the row, its content and its recipients. */
 export interface ClaimedEmail {
   id: string
+  /** X-Request-Id of the request that accepted it (null: accepted before it was stored). */
+  requestId: string | null
   projectId: string
   mode: string
   from: string

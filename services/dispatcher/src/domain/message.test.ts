@@ -4,6 +4,7 @@ import { buildMessage, messageIdFor, RenderError, senderDomain } from './message
 
 const email: ClaimedEmail = {
   id: 'email_01KAAAAAAAAAAAAAAAAAAAAAAA',
+  requestId: 'req_1',
   projectId: 'proj_1',
   mode: 'live',
   from: 'Acme Billing <billing@Mail.Acme.test>',

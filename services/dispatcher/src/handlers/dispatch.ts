@@ -232,7 +232,7 @@ export function makeDispatchHandler(deps: DispatchDeps): {
    * its own, before sending it.
    */
   async function dispatchOne(emailId: string, seq: number): Promise<number | undefined | null> {
-    const log = logger.child({ requestId: emailId, emailId, seq })
+    let log = logger.child({ emailId, seq })
     // Before the claim is asked for: the database stamps it later (ClaimKeeper's clock).
     const askedAt = performance.now()
     const claim = await claims.submit(emailId)
@@ -246,6 +246,8 @@ export function makeDispatchHandler(deps: DispatchDeps): {
       return undefined
     }
     const email = claim.email
+    // The id the caller saw in its 202 (X-Request-Id), stored with the email at accept.
+    if (email.requestId) log = log.child({ requestId: email.requestId })
     const keeper = new ClaimKeeper(deps.pool, email, {
       ...keeping,
       askedAt,

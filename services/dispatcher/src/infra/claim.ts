@@ -11,6 +11,7 @@ export type ClaimResult =
 
 interface ClaimRow {
   id: string
+  requestId: string | null
   projectId: string
   mode: string
   from: string
@@ -48,10 +49,10 @@ const CLAIM_SQL = `
 WITH claimed AS (
   UPDATE emails SET status = 'sending', claimed_at = now(), attempts = attempts + 1
   WHERE id = ANY($1::text[]) AND ${claimableSql('$2')}
-  RETURNING id, project_id, mode, from_address, reply_to, "to", cc, bcc, subject, tags, track_opens,
-            track_clicks, attempts, claimed_at, sent_at, created_at, scheduled_at
+  RETURNING id, request_id, project_id, mode, from_address, reply_to, "to", cc, bcc, subject, tags,
+            track_opens, track_clicks, attempts, claimed_at, sent_at, created_at, scheduled_at
 )
-SELECT c.id, c.project_id AS "projectId", c.mode, c.from_address AS "from", c.reply_to AS "replyTo",
+SELECT c.id, c.request_id AS "requestId", c.project_id AS "projectId", c.mode, c.from_address AS "from", c.reply_to AS "replyTo",
        c."to", c.cc, c.bcc, c.subject, c.tags, c.track_opens AS "trackOpens",
        c.track_clicks AS "trackClicks", c.attempts, c.claimed_at AS "claimedAt", c.sent_at AS "sentAt",
        c.created_at AS "createdAt", GREATEST(c.created_at, c.scheduled_at) AS "dueAt", ec.email_id IS NOT NULL AS "hasContent", ec.html, ec.text,
@@ -110,6 +111,7 @@ export async function claimEmails(
 function toClaimedEmail(r: ClaimRow): ClaimedEmail {
   return {
     id: r.id,
+    requestId: r.requestId,
     projectId: r.projectId,
     mode: r.mode,
     from: r.from,

@@ -277,6 +277,7 @@ export function makeAcceptor(ctx: EmailContext): Accept {
         status: statusOf(p.send),
       }))
       const stored = await writer.submit({
+        requestId: caller.requestId,
         projectId: project.id,
         apiKeyId: caller.via === 'api' ? caller.apiKeyId : null,
         mode: live ? 'live' : 'test',

@@ -18,6 +18,8 @@ export interface NewEmail {
 
 /** What the rows of one request share. */
 export interface RowContext {
+  /** The accepting request's id, stored for the dispatcher's log lines about the email. */
+  requestId: string
   projectId: string
   apiKeyId: string | null
   mode: 'live' | 'test'
@@ -106,6 +108,7 @@ function emailRow(ctx: RowContext, e: NewEmail, at: string) {
     track_clicks: s.input.trackClicks || undefined,
     idempotency_key: e.key ?? undefined,
     request_hash: e.key ? s.hash : undefined,
+    request_id: ctx.requestId,
     broadcast_id: e.broadcast?.broadcastId,
     contact_id: e.broadcast?.contactId,
     created_at: at,

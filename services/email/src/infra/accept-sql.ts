@@ -23,7 +23,7 @@ WITH x AS (
     id text, project_id text, api_key_id text, mode text, source text, status text, from_address text,
     reply_to text[], "to" text[], cc text[], bcc text[], subject text, text_preview text, tags jsonb,
     template text, template_version int, track_opens boolean, track_clicks boolean, idempotency_key text,
-    request_hash text, broadcast_id text, contact_id text,
+    request_hash text, request_id text, broadcast_id text, contact_id text,
     created_at timestamptz, queued_at timestamptz, scheduled_at timestamptz, grp int)
 ), rx AS (
   SELECT * FROM jsonb_to_recordset($2::jsonb) AS rx(email_id text, address text, kind text, status text,
@@ -35,12 +35,12 @@ WITH x AS (
 ), e AS (
   INSERT INTO emails (id, project_id, api_key_id, mode, source, status, from_address, reply_to, "to", cc, bcc,
     subject, text_preview, tags, template, template_version, track_opens, track_clicks, idempotency_key,
-    request_hash, broadcast_id, contact_id, created_at, queued_at, scheduled_at)
+    request_hash, request_id, broadcast_id, contact_id, created_at, queued_at, scheduled_at)
   SELECT id, project_id, api_key_id, mode, source, status, from_address, coalesce(reply_to, '{}'),
     coalesce("to", '{}'), coalesce(cc, '{}'), coalesce(bcc, '{}'), subject, coalesce(text_preview, ''),
     coalesce(tags, '{}'), template, template_version, coalesce(track_opens, false),
-    coalesce(track_clicks, false), idempotency_key, request_hash, broadcast_id, contact_id, created_at,
-    queued_at, scheduled_at
+    coalesce(track_clicks, false), idempotency_key, request_hash, request_id, broadcast_id, contact_id,
+    created_at, queued_at, scheduled_at
   FROM x WHERE NOT EXISTS (SELECT 1 FROM sx WHERE sx.email_id = x.id)
   ORDER BY idempotency_key NULLS FIRST, id
   ON CONFLICT DO NOTHING
