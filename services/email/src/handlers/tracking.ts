@@ -103,7 +103,7 @@ export async function startTracking(ctx: EmailContext): Promise<RunningConsumer>
   /** A hit whose write failed on its own (the database answering): later, or never after MAX_DELIVERIES. */
   function giveBack(msg: JsMsg, hit: TrackingHit, err: unknown): void {
     m.failures.inc({ kind: hit.kind })
-    const log = { err, hitId: hit.id, emailId: hit.emailId, seq: msg.seq }
+    const log = { err, requestId: hit.requestId, hitId: hit.id, emailId: hit.emailId, seq: msg.seq }
     if (msg.info.redeliveryCount >= MAX_DELIVERIES) {
       rt.logger.error(log, 'tracking hit keeps failing; terminated')
       m.handled.inc({ kind: hit.kind, outcome: 'invalid' })
