@@ -83,6 +83,10 @@ const pods = new Map(
 )
 // Stand-ins: networkpolicy-values.yaml's peers name these namespaces and labels.
 const kubeDns = pod('kube-system', { 'k8s-app': 'kube-dns' })
+// The DNS pods' ports: the default dnsPorts, and networkpolicy-values.yaml's (a DNS listening on
+// 5353 behind the kube-dns Service's 53); a port not listed is refused.
+const DNS_PORTS = mode === 'restricted' ? [5353] : [53]
+const NOT_DNS = mode === 'restricted' ? 53 : 5353
 const ingressNginx = pod('ingress-nginx', { 'app.kubernetes.io/name': 'ingress-nginx' })
 const prometheus = pod('monitoring', { 'app.kubernetes.io/name': 'prometheus' })
 const externalNats = pod('nats', { 'app.kubernetes.io/name': 'nats' })
@@ -247,7 +251,10 @@ if (mode === 'off') {
   for (const [name, p] of mailer) {
     const svc = name.startsWith('Deployment/')
     const env = envOf(p.o)
-    for (const proto of ['UDP', 'TCP']) expect(true, p, name, kubeDns, 'kube-dns', 53, proto)
+    for (const proto of ['UDP', 'TCP']) {
+      for (const port of DNS_PORTS) expect(true, p, name, kubeDns, 'kube-dns', port, proto)
+      expect(false, p, name, kubeDns, 'kube-dns', NOT_DNS, proto)
+    }
     const usesDb = svc || component(p) === 'migrate'
     const usesNats = svc || p === test
     if (pg) expect(usesDb, p, name, pg, pg.o.metadata.name, 5432)
@@ -292,7 +299,7 @@ if (mode === 'off') {
     expect(false, strangerHere, `a non-Mailer pod in ${NS}`, server, name, port)
     expect(server === nats && restricted, natsClient, 'a natsClientsFrom pod', server, name, port)
     expect(false, server, name, PUBLIC, PUBLIC.ip, 443)
-    expect(false, server, name, kubeDns, 'kube-dns', 53, 'UDP')
+    expect(false, server, name, kubeDns, 'kube-dns', DNS_PORTS[0], 'UDP')
   }
   // ipBlocks the API server takes: a network address, and exceptions inside it. The refused
   // ranges are refused by the webhook service too, so a receiver the service would call is

@@ -8,7 +8,8 @@
 // there is a crash loop with exit 78); a key a render's own Secret does not have is a pod stuck
 // in CreateContainerConfigError; a CA file DATABASE_URL names, and the NATS_TLS_* files, must be
 // mounted (the test pod's nats CLI flags too, naming the services' files); the ports, probes and
-// grace period must match what the service then serves.
+// grace period must match what the service then serves, and its drain (SHUTDOWN_TIMEOUT_SECONDS)
+// outlast the longest wait its settings give the work it finishes on SIGTERM.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -180,6 +181,28 @@ async function checkNatsFiles(spec, c, env, where) {
 
 const portNamed = (c, name) => (c.ports ?? []).find((p) => p.name === name)?.containerPort
 
+/**
+ * The longest the work a service finishes on SIGTERM may wait, in seconds, from its parsed env (what
+ * its shutdown code waits for: helm/mailer/templates/_helpers.tpl, mailer.drainSeconds, says where).
+ * A request a database that does not answer holds: DATABASE_QUERY_TIMEOUT_MS and the second the
+ * client adds (libs/db clientQueryTimeout), none without a limit. Undefined: the shared drain.
+ */
+function drainWait(service, env) {
+  const dbHold = env.DATABASE_QUERY_TIMEOUT_MS > 0 ? env.DATABASE_QUERY_TIMEOUT_MS / 1000 + 1 : 0
+  switch (service) {
+    case 'dispatcher':
+      return Math.max(env.SMTP_TIMEOUT_SECONDS, env.SMTP_DATA_TIMEOUT_SECONDS)
+    case 'gateway':
+      return (env.AUTH_TIMEOUT_MS + env.UPSTREAM_TIMEOUT_MS) / 1000
+    case 'broadcast':
+      return dbHold + env.BROADCAST_SEND_TIMEOUT_MS / 1000
+    case 'webhook':
+      return dbHold + env.WEBHOOK_TIMEOUT_MS / 1000
+  }
+  return undefined
+}
+let drainMargin
+
 async function checkService(o, objs, file) {
   const spec = o.spec.template.spec
   for (const c of spec.containers) {
@@ -245,6 +268,20 @@ async function checkService(o, objs, file) {
         fail(where, `${probe}: port ${get.port} is not the ops server's (METRICS_PORT ${env.METRICS_PORT})`)
       else if (!OPS_PATHS.has(get.path)) fail(where, `${probe}: the ops server does not serve ${get.path}`)
     }
+    // The drain outlasts what the work in hand may wait (a chunk's answer, an endpoint's, an
+    // upstream's), as the dispatcher's outlasts a relay's: SHUTDOWN_TIMEOUT_SECONDS, as the service
+    // reads it, at least that wait plus the dispatcher's DRAIN_MARGIN_SECONDS (at most the setting's
+    // bound of 600, which only the dispatcher raises itself past).
+    drainMargin ??= (await import(resolve(root, 'services/dispatcher/src/env.ts'))).DRAIN_MARGIN_SECONDS
+    const wait = drainWait(service, env)
+    if (wait !== undefined) {
+      const want = Math.ceil(wait) + drainMargin
+      if (env.SHUTDOWN_TIMEOUT_SECONDS < (service === 'dispatcher' ? want : Math.min(600, want)))
+        fail(
+          where,
+          `SHUTDOWN_TIMEOUT_SECONDS ${env.SHUTDOWN_TIMEOUT_SECONDS} is under the ${want} s its work in hand may take (a wait of ${wait} s + ${drainMargin}): a drain would cut it off`,
+        )
+    }
     // SIGTERM comes after the preStop hook; the grace period counts both.
     const preStop = Number(c.lifecycle?.preStop?.exec?.command?.at(-1) ?? 0)
     const grace = spec.terminationGracePeriodSeconds ?? 30
@@ -285,6 +322,29 @@ function checkNeeds(o, objs, file, name, re, reads = () => true) {
   }
 }
 
+/**
+ * The migration's waits (libs/db/migrate/run.mjs, MIGRATE_WAIT_SECONDS: migrations.waitSeconds): a
+ * number of seconds it takes, shorter than the Job's activeDeadlineSeconds, which would kill it
+ * while it still waits.
+ */
+function checkMigrateWait(o, objs, file) {
+  const where = `${file} ${o.kind}/${o.metadata.name}`
+  for (const c of o.spec.template.spec.containers) {
+    const raw = containerEnv(c, objs, where).MIGRATE_WAIT_SECONDS
+    const wait = Number(raw)
+    if (raw === undefined || raw === '' || !Number.isFinite(wait) || wait < 0)
+      fail(
+        where,
+        `container ${c.name}: MIGRATE_WAIT_SECONDS "${raw ?? ''}" is not a number of seconds run.mjs takes`,
+      )
+    else if (!(wait < (o.spec.activeDeadlineSeconds ?? Number.POSITIVE_INFINITY)))
+      fail(
+        where,
+        `MIGRATE_WAIT_SECONDS ${wait} is not under activeDeadlineSeconds ${o.spec.activeDeadlineSeconds}`,
+      )
+  }
+}
+
 for (const path of process.argv.slice(2)) {
   const file = basename(path)
   const objs = yaml.loadAll(readFileSync(path, 'utf8')).filter((d) => d && typeof d === 'object')
@@ -292,7 +352,10 @@ for (const path of process.argv.slice(2)) {
     // The chart's own Deployments (the bundled NATS and PostgreSQL are StatefulSets).
     if (o.kind === 'Deployment') await checkService(o, objs, file)
     // The migration reads DATABASE_URL (libs/db/prisma.config.ts); the test pod's nats CLI NATS_URL.
-    if (o.kind === 'Job') checkNeeds(o, objs, file, 'DATABASE_URL', /^postgres(ql)?:\/\/[^$]+$/)
+    if (o.kind === 'Job') {
+      checkNeeds(o, objs, file, 'DATABASE_URL', /^postgres(ql)?:\/\/[^$]+$/)
+      checkMigrateWait(o, objs, file)
+    }
     if (o.kind === 'Pod')
       checkNeeds(o, objs, file, 'NATS_URL', /^(nats|tls):\/\/[^$]+$/, (c) =>
         (c.args ?? []).join(' ').includes('$NATS_URL'),

@@ -6,6 +6,8 @@
 // `lookup` needs a cluster: helm installs with --dry-run=server against a stand-in for the
 // Kubernetes API here (discovery, and the kept Secrets as a `helm uninstall` leaves them: with
 // Helm's ownership labels, which let the new release adopt them). Nothing is created anywhere.
+// Also: the Deployments' checksum/secret is the same whether the generated keys are drawn (a first
+// install) or read back (an upgrade), and changes with a value given under `secrets`.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -93,13 +95,16 @@ const server = createServer((req, res) => {
 })
 await new Promise((r) => server.listen(0, '127.0.0.1', r))
 
-/** `helm template` as an install against the stand-in; its stdout. */
-function render(args) {
+/**
+ * `helm template` as an install against the stand-in (or, with `cluster` false, without a cluster,
+ * where `lookup` finds nothing, as on a first install); its stdout.
+ */
+function render(args, { cluster = true } = {}) {
   // An empty kubeconfig: the user's own is never read, nor its credentials sent here.
   const dir = mkdtempSync(join(tmpdir(), 'helm-check-kube-'))
   writeFileSync(join(dir, 'config'), '')
-  const api = `http://127.0.0.1:${server.address().port}`
-  const flags = ['--dry-run=server', '--disable-openapi-validation', '--kube-apiserver', api]
+  const api = cluster && `http://127.0.0.1:${server.address().port}`
+  const flags = cluster ? ['--dry-run=server', '--disable-openapi-validation', '--kube-apiserver', api] : []
   const p = spawn(helm, ['template', RELEASE, chart, '--namespace', NS, ...flags, ...args], {
     env: { ...process.env, KUBECONFIG: join(dir, 'config') },
   })
@@ -122,6 +127,32 @@ function render(args) {
 
 const objs = yaml.loadAll(await render([])).filter((d) => d && typeof d === 'object')
 server.close()
+
+// The pods' checksum/secret must not follow the generated keys: a first install draws them at
+// random (no Secret to read back yet) in every include, so a checksum of the rendered Secret
+// differed from the next upgrade's (the stored keys read back) and that upgrade rolled every
+// Deployment for nothing. A value given under `secrets` must still change it (the pods roll).
+const checksums = (docs) => [
+  ...new Set(
+    docs
+      .filter((o) => o?.kind === 'Deployment')
+      .map((o) => o.spec.template.metadata.annotations?.['checksum/secret']),
+  ),
+]
+const plain = async (args) => checksums(yaml.loadAll(await render(args, { cluster: false })))
+const upgrade = checksums(objs)
+const [first, again] = [await plain([]), await plain([])]
+if (upgrade.length !== 1 || upgrade.some((c) => !c))
+  fail(`the Deployments' checksum/secret differ or are missing: ${upgrade.join(', ')}`)
+else if (first.join() !== upgrade.join() || again.join() !== upgrade.join())
+  fail(
+    `checksum/secret follows the generated keys: ${first} and ${again} on first installs, ${upgrade} on an upgrade reading them back (every pod rolls at the first upgrade)`,
+  )
+for (const key of Object.keys(KEPT)) {
+  const given = await plain(['--set-string', `secrets.${key}.value=${'x'.repeat(40)}`])
+  if (given.join() === upgrade.join())
+    fail(`checksum/secret ignores secrets.${key}.value: changing it rolls no pod`)
+}
 const secretNamed = (name) => objs.find((o) => o.kind === 'Secret' && o.metadata.name === name)
 for (const name of Object.keys(kept)) {
   const s = secretNamed(name)
@@ -143,4 +174,7 @@ if (problems.length) {
 }
 console.log(
   `  ${Object.keys(kept).join(' and ')} are kept on uninstall, and a reinstall reads ${Object.keys(KEPT).join(', ')} and the password back`,
+)
+console.log(
+  '  checksum/secret is the same on a first install and an upgrade (generated keys left out), and follows given values',
 )

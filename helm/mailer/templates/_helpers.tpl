@@ -88,6 +88,26 @@ the cluster (`lookup` finds nothing under `helm template`, which then shows fres
 {{- toYaml $data }}
 {{- end }}
 
+{{/*
+What the pods' checksum/secret annotation hashes (deployment.yaml): the chart's Secret data as
+mailer.secretData makes it, but a generated key as the word "generated" rather than its value.
+Hashing the rendered Secret made the first install's checksum from keys its own include had just
+drawn at random (`lookup` finds nothing before the Secret exists), not those stored, so the first
+upgrade, with nothing changed, rolled every Deployment. A value given under `secrets` (set,
+changed, or emptied to be generated), and the database and NATS URLs the Secret holds, still
+change it and roll the pods.
+*/}}
+{{- define "mailer.secretChecksum" -}}
+{{- $data := include "mailer.secretData" . | fromYaml }}
+{{- $generated := splitList " " (include "mailer.generatedKeys" .) }}
+{{- range $key, $s := .Values.secrets }}
+{{- if and (has $key $generated) (not $s.value) (not (dig "secretRef" "name" "" $s)) }}
+{{- $_ := set $data $key "generated" }}
+{{- end }}
+{{- end }}
+{{- toYaml $data | sha256sum }}
+{{- end }}
+
 {{/* Where each secret variable comes from: a dict of variable -> { name, key } of a Secret. */}}
 {{- define "mailer.secretRefs" -}}
 {{- $own := include "mailer.fullname" . }}
@@ -331,6 +351,34 @@ pod (the nats client reads the files again at each reconnect).
 {{- if not (has $transport (list "smtp" "file")) }}
 {{- fail (printf "%s must be smtp or file." $where) }}
 {{- end }}
+{{- /* Secret values the services refuse at start (exit 78, a crash loop): refused here, and never
+       echoed (SMTP_URL holds a password). Empty generates ADMIN_API_KEY and TRACKING_SECRET and
+       leaves SMTP_URL unset; a secretRef's value is read by the pods only. Lengths in characters
+       (runes), as the services count them: ADMIN_API_KEY trimmed (services/gateway/src/env.ts,
+       ADMIN_KEY_MIN_CHARS), TRACKING_SECRET as given (libs/links/src/env.ts), SMTP_URL's scheme
+       (services/dispatcher/src/env.ts). */}}
+{{- $own := dict }}
+{{- range $key, $s := $v.secrets }}
+{{- if and $s.value (not (dig "secretRef" "name" "" $s)) }}{{ $_ := set $own $key $s.value }}{{ end }}
+{{- end }}
+{{- with $own.ADMIN_API_KEY }}
+{{- if lt (len (splitList "" (trim .))) 24 }}
+{{- fail "secrets.ADMIN_API_KEY.value must be at least 24 characters, spaces around it not counted (the gateway refuses a shorter one): e.g. openssl rand -base64 32, or leave it empty to generate one." }}
+{{- end }}
+{{- end }}
+{{- with $own.TRACKING_SECRET }}
+{{- if lt (len (splitList "" .)) 16 }}
+{{- fail "secrets.TRACKING_SECRET.value must be at least 16 characters (the services refuse a shorter one): e.g. openssl rand -base64 32, or leave it empty to generate one." }}
+{{- end }}
+{{- end }}
+{{- with $own.SMTP_URL }}
+{{- if not (regexMatch "^smtps?://[^/?#]+" .) }}
+{{- fail "secrets.SMTP_URL.value must be an smtp:// or smtps:// URL with a host (smtp://user:pass@host:587, smtps://user:pass@host:465; the dispatcher refuses any other), or empty; it is not shown here." }}
+{{- end }}
+{{- end }}
+{{- if and $v.migrations.enabled (le (int $v.migrations.activeDeadlineSeconds) (int $v.migrations.waitSeconds)) }}
+{{- fail (printf "migrations.activeDeadlineSeconds (%d) must be more than migrations.waitSeconds (%d): the Job would be killed while it still waits for PostgreSQL." (int $v.migrations.activeDeadlineSeconds) (int $v.migrations.waitSeconds)) }}
+{{- end }}
 {{- if and $v.ingress.enabled (not $v.services.gateway.enabled) }}
 {{- fail "ingress.enabled needs services.gateway.enabled." }}
 {{- end }}
@@ -354,23 +402,69 @@ pod (the nats client reads the files again at each reconnect).
 {{- end }}
 
 {{/*
-Seconds a service drains after SIGTERM (dict: root, name, svc): shutdownTimeoutSeconds, but for the
-dispatcher at least the longer of SMTP_DATA_TIMEOUT_SECONDS (its env, else config, else 600) and
-SMTP_TIMEOUT_SECONDS (else 30), rounded up, plus 13, as services/dispatcher/src/env.ts raises it
-(DRAIN_MARGIN_SECONDS): a send waiting for the relay's answer to its final dot must get it, or the
-email would be sent again.
+Seconds a service drains after SIGTERM (dict: root, name, svc): shutdownTimeoutSeconds, raised for
+the services whose settings let the work they finish on SIGTERM wait longer, to that wait rounded
+up plus 13 (DRAIN_MARGIN_SECONDS, services/dispatcher/src/env.ts: 10 to record the outcome and
+drain NATS, 3 kept for closing connections). Each setting is the service's env, else config, else
+the service's default (mailer.drainWait); what each service waits on SIGTERM:
+- dispatcher: a relay's answer to a final dot, the longer of SMTP_DATA_TIMEOUT_SECONDS and
+  SMTP_TIMEOUT_SECONDS: a send whose dot went out must get its answer, or the email would be sent
+  again. The dispatcher raises its own SHUTDOWN_TIMEOUT_SECONDS the same way (env.ts).
+- gateway: the requests in flight (and those arriving in the drain's first second), each waiting
+  AUTH_TIMEOUT_MS for its key's check, then UPSTREAM_TIMEOUT_MS for the owning service
+  (services/gateway/src/http/drain.ts).
+- broadcast: the requests it answers over NATS, which a database that does not answer holds
+  DATABASE_QUERY_TIMEOUT_MS and a second (libs/db clientQueryTimeout; none without a limit), the
+  sending loop going on meanwhile (libs/bus runtime.ts stop: stopServing, then the steps); then
+  each broadcast's chunk in flight, waiting BROADCAST_SEND_TIMEOUT_MS for the email service.
+- webhook: the same requests, the delivery worker starting the attempts it holds meanwhile; then
+  those attempts' endpoints, WEBHOOK_TIMEOUT_MS (their results, against a hung database 5 s more,
+  are in the margin).
+At most 600 but for the dispatcher: SHUTDOWN_TIMEOUT_SECONDS's own bound (libs/config baseEnv),
+which the pods of the others are given (mailer.drainEnv); the dispatcher raises its own past it.
 */}}
 {{- define "mailer.drainSeconds" -}}
-{{- $v := .root.Values }}
-{{- $drain := int $v.shutdownTimeoutSeconds }}
-{{- if eq .name "dispatcher" }}
-{{- $env := .svc.env | default dict }}
-{{- $smtp := coalesce (get $env "SMTP_TIMEOUT_SECONDS") (get $v.config "SMTP_TIMEOUT_SECONDS") 30 }}
-{{- $data := coalesce (get $env "SMTP_DATA_TIMEOUT_SECONDS") (get $v.config "SMTP_DATA_TIMEOUT_SECONDS") 600 }}
-{{- $wait := max (int (ceil (float64 $smtp))) (int (ceil (float64 $data))) }}
-{{- $drain = max $drain (add $wait 13) }}
+{{- $drain := int .root.Values.shutdownTimeoutSeconds }}
+{{- $wait := include "mailer.drainWait" . }}
+{{- if $wait }}
+{{- $drain = max $drain (add (int (ceil (float64 $wait))) 13) }}
+{{- if ne .name "dispatcher" }}{{ $drain = min $drain 600 }}{{ end }}
 {{- end }}
 {{- $drain }}
+{{- end }}
+
+{{/* The longest wait of the work a service finishes on SIGTERM, in seconds (mailer.drainSeconds); nothing for the others. */}}
+{{- define "mailer.drainWait" -}}
+{{- $n := dict }}
+{{- $defaults := dict "SMTP_TIMEOUT_SECONDS" 30 "SMTP_DATA_TIMEOUT_SECONDS" 600 "AUTH_TIMEOUT_MS" 1500 "UPSTREAM_TIMEOUT_MS" 10000 "BROADCAST_SEND_TIMEOUT_MS" 30000 "WEBHOOK_TIMEOUT_MS" 10000 "DATABASE_QUERY_TIMEOUT_MS" 15000 }}
+{{- range $key, $default := $defaults }}
+{{- $set := include "mailer.setting" (dict "root" $.root "name" $.name "key" $key) }}
+{{- $_ := set $n $key (float64 (ternary $default $set (eq $set ""))) }}
+{{- end }}
+{{- $query := $n.DATABASE_QUERY_TIMEOUT_MS }}
+{{- $dbHold := ternary (addf (divf $query 1000) 1) 0.0 (gt $query 0.0) }}
+{{- if eq .name "dispatcher" }}
+{{- maxf $n.SMTP_TIMEOUT_SECONDS $n.SMTP_DATA_TIMEOUT_SECONDS }}
+{{- else if eq .name "gateway" }}
+{{- divf (addf $n.AUTH_TIMEOUT_MS $n.UPSTREAM_TIMEOUT_MS) 1000 }}
+{{- else if eq .name "broadcast" }}
+{{- addf $dbHold (divf $n.BROADCAST_SEND_TIMEOUT_MS 1000) }}
+{{- else if eq .name "webhook" }}
+{{- addf $dbHold (divf $n.WEBHOOK_TIMEOUT_MS 1000) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The pod's SHUTDOWN_TIMEOUT_SECONDS when its drain is not the ConfigMap's shutdownTimeoutSeconds
+(dict: root, name, svc), so the service drains as long as its grace period allows: an env entry,
+or nothing. Not the dispatcher's, which raises its own past SHUTDOWN_TIMEOUT_SECONDS's bound of 600.
+*/}}
+{{- define "mailer.drainEnv" -}}
+{{- $drain := include "mailer.drainSeconds" . }}
+{{- if and (ne .name "dispatcher") (ne (int $drain) (int .root.Values.shutdownTimeoutSeconds)) }}
+- name: SHUTDOWN_TIMEOUT_SECONDS
+  value: {{ $drain | quote }}
+{{- end }}
 {{- end }}
 
 {{/* Seconds from the start of termination (the preStop pause included) to SIGKILL (dict: root, name, svc). */}}

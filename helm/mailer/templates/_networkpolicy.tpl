@@ -46,8 +46,8 @@ Egress every pod that talks to PostgreSQL and/or NATS needs (dict "root" $ "db" 
 {{- define "mailer.netpol.baseEgress" -}}
 {{- $v := .root.Values }}
 {{- $np := $v.networkPolicy }}
-# DNS, which resolves the names of the hosts this pod connects to.
-{{ include "mailer.netpol.rule" (dict "dir" "to" "peers" $np.dnsTo "ports" (list 53) "protocols" (list "UDP" "TCP")) }}
+# DNS, which resolves the names of the hosts this pod connects to: its pods' ports (dnsPorts).
+{{ include "mailer.netpol.rule" (dict "dir" "to" "peers" $np.dnsTo "ports" $np.dnsPorts "protocols" (list "UDP" "TCP")) }}
 {{- if .db }}
 # PostgreSQL.
 {{- if $v.postgresql.enabled }}
