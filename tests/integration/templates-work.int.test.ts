@@ -58,6 +58,7 @@ describe('renders bounded by output and work', () => {
   it('stops escaped copies of a large value at MAX_MESSAGE_BYTES: 400 payload_too_large', async () => {
     const saved = await client.post('/v1/templates', acme.live, {
       name: 'copies',
+      subject: 'Copies',
       html: '{{x}}'.repeat(2000),
     })
     expect(saved.status).toBe(201)
