@@ -273,6 +273,24 @@ describe('delivery through the SMTP relay', () => {
     }
   })
 
+  it('content past its retention is not sent, purged or not: the email fails with content_expired', async () => {
+    const id = await seed.email(PROJECT, {
+      from: 'hi@mail.acme.test',
+      to: ['hana@example.com'],
+      subject: 'Expired',
+      text: 'x',
+    })
+    // The API already answers 404 content_expired for it; the purge has not run yet.
+    await seed.sql(`UPDATE email_contents SET expires_at = now() - interval '1 hour' WHERE email_id = $1`, [
+      id,
+    ])
+    await seed.dispatch(id, PROJECT)
+    await until(id, ['failed'])
+    const failed = (await timeline(id)).filter((e) => e.type === 'email.failed')
+    expect(failed.map((e) => e.payload.data.code)).toEqual(['content_expired'])
+    expect(relay.delivered.filter((d) => d.emailId === id)).toEqual([])
+  })
+
   it('duplicate and late dispatch messages, and canceled emails, send nothing', async () => {
     const id = await seed.email(PROJECT, {
       from: 'hi@mail.acme.test',

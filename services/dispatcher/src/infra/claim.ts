@@ -44,7 +44,8 @@ interface ClaimRow {
 // the others' replies would only lengthen every claim's JSON. The suppression list is read again
 // for the recipients still waiting (one primary-key probe each, in the same round trip): an
 // address listed since the email was accepted (a bounce elsewhere, a complaint, an operator) is
-// not sent to.
+// not sent to. Content past its `expires_at` counts as gone, as the API answers content_expired
+// for it, whether or not the purge (every 60 s, none while the email service is down) removed it.
 const CLAIM_SQL = `
 WITH claimed AS (
   UPDATE emails SET status = 'sending', claimed_at = now(), attempts = attempts + 1
@@ -64,7 +65,7 @@ SELECT c.id, c.request_id AS "requestId", c.project_id AS "projectId", c.mode, c
                  FROM email_recipients r
                  LEFT JOIN suppressions s ON s.address = r.address AND r.status IN ('queued', 'sent', 'deferred')
                  WHERE r.email_id = c.id), '[]'::json) AS recipients
-FROM claimed c LEFT JOIN email_contents ec ON ec.email_id = c.id`
+FROM claimed c LEFT JOIN email_contents ec ON ec.email_id = c.id AND ec.expires_at > now()`
 
 const STATE_SQL = `
 SELECT id, status,
