@@ -16,8 +16,8 @@ export interface Runtime<E extends BaseEnv = BaseEnv> {
   ops: OpsServer
   /**
    * The service is wired (handlers subscribed, consumers pulling): from now on /readyz follows
-   * NATS and PostgreSQL (NATS alone with `readyWithoutDb`). Before it /readyz is 503, so a rollout never counts a pod that does not
-   * serve yet.
+   * NATS and PostgreSQL (NATS alone with `readyWithoutDb`). Before it /readyz is 503, so a
+   * rollout never counts a pod that does not serve yet.
    */
   started(): void
   /**

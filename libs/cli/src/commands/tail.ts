@@ -12,10 +12,10 @@ interface TailOpts {
   lines: number
 }
 
-/** Ends early, quietly, on abort; its listener goes with it (one per poll would pile up). */
 /** The longest wait Node's timers keep (2^31 - 1 ms): a longer one fires after 1 ms. */
 const MAX_INTERVAL_SECONDS = Math.floor((2 ** 31 - 1) / 1000)
 
+/** Ends early, quietly, on abort; its listener goes with it (one per poll would pile up). */
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const done = () => {
