@@ -141,14 +141,16 @@ function sharedChecks(env: unknown): EnvIssue[] {
 export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
   // A stop asked for while starting (a rollout of a pod still waiting for NATS): nothing has been
   // taken yet, so there is nothing to drain; said and exited 0 instead of dying of the signal.
+  let starting = true
   const early = (signal: NodeJS.Signals) => {
+    if (!starting) return // the service's own shutdown handler has it
     process.stderr.write(
       `${JSON.stringify({ level: 'info', time: Date.now(), signal, msg: 'stopped while starting: nothing to drain' })}\n`,
     )
     process.exit(0)
   }
-  process.once('SIGTERM', early)
-  process.once('SIGINT', early)
+  process.on('SIGTERM', early)
+  process.on('SIGINT', early)
   try {
     return await start()
   } catch (e) {
@@ -158,8 +160,14 @@ export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
     }
     throw e
   } finally {
-    process.off('SIGTERM', early)
-    process.off('SIGINT', early)
+    starting = false
+    // Removed only once main.ts has put its shutdown handler in place (right after this returns):
+    // with no listener left in between, Node closes the signal's handle, and a signal it had
+    // caught but not yet delivered was dropped (a `make dev` stop that never came).
+    setImmediate(() => {
+      process.off('SIGTERM', early)
+      process.off('SIGINT', early)
+    })
   }
 }
 
